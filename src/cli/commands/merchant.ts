@@ -1,0 +1,150 @@
+import { Command, Option } from 'commander';
+import { CHAIN_SLUGS } from '../../chains/registry.ts';
+import { createMerchant, getMerchantOrThrow, listMerchants, merchantView } from '../../db/merchants.ts';
+import { UsageError } from '../../domain/errors.ts';
+import { parseWebhookUrl } from '../../domain/webhook-url.ts';
+import { checkWebhookUrlAllowed } from '../webhook-url-check.ts';
+import { openCommon } from '../context.ts';
+import { emit, keyValues, table } from '../output.ts';
+
+function parseName(value: string): string {
+  const name = value.trim();
+  if (!name) throw new UsageError('--name must not be empty');
+  if (name.length > 255) throw new UsageError('--name is longer than 255 characters');
+  return name;
+}
+
+function parseChains(value: string): string[] {
+  const chains = [...new Set(value.split(',').map((s) => s.trim()).filter(Boolean))];
+  if (chains.length === 0) throw new UsageError('--chains needs at least one chain slug');
+  const unknown = chains.filter((c) => !(CHAIN_SLUGS as readonly string[]).includes(c));
+  if (unknown.length) throw new UsageError(`unknown chain slug(s): ${unknown.join(', ')} (known: ${CHAIN_SLUGS.join(', ')})`);
+  return chains;
+}
+
+/** --currencies ethereum:USDT+USDC,tron:USDT */
+function parseCurrencies(value: string): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const part of value.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const [chain, symbols] = part.split(':');
+    if (!chain || !symbols) throw new UsageError(`--currencies entry ${JSON.stringify(part)} must look like chain:SYM+SYM`);
+    parseChains(chain);
+    out[chain] = symbols.split('+').map((s) => s.trim().toUpperCase()).filter(Boolean);
+  }
+  return out;
+}
+
+export function merchantCommand(): Command {
+  const cmd = new Command('merchant').description('manage merchant points (API keys, webhook URL, accepted chains)');
+
+  cmd
+    .command('create')
+    .description('create a merchant point; prints its apiKey and apiSecret (the secret is shown only once)')
+    .requiredOption('--name <name>', 'company name shown to buyers', parseName)
+    .option('--webhook-url <url>', 'where signed webhook events are POSTed', parseWebhookUrl)
+    .option('--chains <slugs>', 'comma-separated chain slugs accepted (default: all)', parseChains)
+    .option('--currencies <list>', 'restrict coins per chain, e.g. ethereum:USDT+USDC,tron:USDT', parseCurrencies)
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { name: string; webhookUrl?: string; chains?: string[]; currencies?: Record<string, string[]>; json?: boolean }) => {
+      const common = await openCommon();
+      try {
+        if (opts.webhookUrl) await checkWebhookUrlAllowed(common.config, opts.webhookUrl);
+        const { merchant, apiSecret } = await createMerchant(common.db.em(), common.box, {
+          name: opts.name,
+          webhookUrl: opts.webhookUrl ?? null,
+          acceptedChains: opts.chains ?? null,
+          acceptedCurrencies: opts.currencies ?? null,
+        });
+        const view = merchantView(merchant);
+        const out = { id: view.id, name: view.name, apiKey: view.apiKey, apiSecret, webhookUrl: view.webhookUrl, active: view.active, acceptedChains: view.acceptedChains };
+        emit(opts.json, out, () => `${keyValues(out)}\n\nStore the apiSecret now: it is shown only this once.`);
+      } finally {
+        await common.close();
+      }
+    });
+
+  cmd
+    .command('list')
+    .description('list merchant points')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { json?: boolean }) => {
+      const common = await openCommon();
+      try {
+        const views = (await listMerchants(common.db.em())).map(merchantView);
+        emit(opts.json, views, () => table(views.map((v) => ({ ...v, apiKey: `${v.apiKey.slice(0, 8)}…` })), ['id', 'name', 'active', 'apiKey', 'webhookUrl']));
+      } finally {
+        await common.close();
+      }
+    });
+
+  cmd
+    .command('show')
+    .description('show one merchant point')
+    .argument('<id>', 'merchant point id')
+    .option('--json', 'machine-readable output')
+    .action(async (id: string, opts: { json?: boolean }) => {
+      const common = await openCommon();
+      try {
+        const view = merchantView(await getMerchantOrThrow(common.db.em(), id));
+        emit(opts.json, view, () => keyValues({ ...view }));
+      } finally {
+        await common.close();
+      }
+    });
+
+  cmd
+    .command('update')
+    .description('change name, webhook URL or accepted chains/currencies')
+    .argument('<id>', 'merchant point id')
+    .option('--name <name>', 'new name', parseName)
+    .option('--webhook-url <url>', 'new webhook URL', parseWebhookUrl)
+    .option('--no-webhook', 'remove the webhook URL')
+    .option('--chains <slugs>', 'comma-separated chain slugs accepted', parseChains)
+    .option('--all-chains', 'accept every enabled chain again')
+    .option('--currencies <list>', 'restrict coins per chain, e.g. ethereum:USDT+USDC', parseCurrencies)
+    .option('--all-currencies', 'accept every coin of the accepted chains again')
+    .addOption(new Option('--json', 'machine-readable output'))
+    .action(async (id: string, opts: { name?: string; webhookUrl?: string; webhook?: boolean; chains?: string[]; allChains?: boolean; currencies?: Record<string, string[]>; allCurrencies?: boolean; json?: boolean }) => {
+      if (opts.webhookUrl && opts.webhook === false) throw new UsageError('give either --webhook-url or --no-webhook, not both');
+      const common = await openCommon();
+      try {
+        const em = common.db.em();
+        const merchant = await getMerchantOrThrow(em, id);
+        if (opts.webhookUrl) await checkWebhookUrlAllowed(common.config, opts.webhookUrl);
+        if (opts.name) merchant.name = opts.name;
+        if (opts.webhookUrl) merchant.webhookUrl = opts.webhookUrl;
+        if (opts.webhook === false) merchant.webhookUrl = null;
+        if (opts.chains) merchant.acceptedChains = opts.chains;
+        if (opts.allChains) merchant.acceptedChains = null;
+        if (opts.currencies) merchant.acceptedCurrencies = opts.currencies;
+        if (opts.allCurrencies) merchant.acceptedCurrencies = null;
+        await em.flush();
+        const view = merchantView(merchant);
+        emit(opts.json, view, () => keyValues({ ...view }));
+      } finally {
+        await common.close();
+      }
+    });
+
+  for (const [name, active] of [['disable', false], ['enable', true]] as const) {
+    cmd
+      .command(name)
+      .description(active ? 'accept API requests of this point again' : 'refuse every API request of this point (API_KEY_INVALID)')
+      .argument('<id>', 'merchant point id')
+      .option('--json', 'machine-readable output')
+      .action(async (id: string, opts: { json?: boolean }) => {
+        const common = await openCommon();
+        try {
+          const em = common.db.em();
+          const merchant = await getMerchantOrThrow(em, id);
+          merchant.active = active;
+          await em.flush();
+          const view = merchantView(merchant);
+          emit(opts.json, view, () => `merchant point ${view.id} is now ${active ? 'active' : 'disabled'}`);
+        } finally {
+          await common.close();
+        }
+      });
+  }
+  return cmd;
+}

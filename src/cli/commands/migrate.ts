@@ -1,0 +1,29 @@
+import { Command } from 'commander';
+import { migrate, migrationStatus } from '../../db/migrate.ts';
+import { openCommon } from '../context.ts';
+import { emit } from '../output.ts';
+
+export function migrateCommand(): Command {
+  return new Command('migrate')
+    .description('apply pending database migrations (sqlite: or postgres:// from CHAINGATE_DATABASE_URL)')
+    .option('--status', 'only list executed and pending migrations')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { status?: boolean; json?: boolean }) => {
+      const common = await openCommon({ skipMigrationCheck: true, needsSecrets: false });
+      try {
+        if (opts.status) {
+          const status = await migrationStatus(common.db);
+          emit(opts.json, { database: common.db.url, ...status }, () =>
+            `database ${common.db.url}\nexecuted: ${status.executed.length}\npending: ${status.pending.join(', ') || 'none'}`,
+          );
+          return;
+        }
+        const applied = await migrate(common.db);
+        emit(opts.json, { database: common.db.url, applied }, () =>
+          applied.length ? `applied ${applied.length} migration(s) to ${common.db.url}:\n  ${applied.join('\n  ')}` : `${common.db.url} is up to date`,
+        );
+      } finally {
+        await common.close();
+      }
+    });
+}

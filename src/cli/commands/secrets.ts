@@ -1,0 +1,24 @@
+import { Command } from 'commander';
+import { rotateSecret } from '../../db/merchants.ts';
+import { openCommon } from '../context.ts';
+import { emit } from '../output.ts';
+
+export function secretsCommand(): Command {
+  const cmd = new Command('secrets').description('manage merchant API secrets');
+  cmd
+    .command('rotate')
+    .description('issue a new apiSecret; the old one stops working at once (no overlap window)')
+    .argument('<merchantId>', 'merchant point id')
+    .option('--json', 'machine-readable output')
+    .action(async (merchantId: string, opts: { json?: boolean }) => {
+      const common = await openCommon();
+      try {
+        const { merchant, apiSecret } = await rotateSecret(common.db.em(), common.box, merchantId);
+        const out = { id: merchant.id, apiKey: merchant.apiKey, apiSecret };
+        emit(opts.json, out, () => `new apiSecret for ${merchant.id}: ${apiSecret}\nThe previous secret no longer signs requests or webhooks.`);
+      } finally {
+        await common.close();
+      }
+    });
+  return cmd;
+}

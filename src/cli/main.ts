@@ -1,0 +1,42 @@
+import { CommanderError } from 'commander';
+import { ConfigError } from '../config/load-config.ts';
+import { GatewayError, UsageError } from '../domain/errors.ts';
+import { SecretBoxError } from '../domain/secret-box.ts';
+import { buildProgram } from './program.ts';
+
+// Exit codes: 0 success, 1 runtime failure, 2 bad input or bad configuration.
+function applyToSubcommands(cmd: ReturnType<typeof buildProgram>): void {
+  cmd.exitOverride();
+  for (const sub of cmd.commands) applyToSubcommands(sub as ReturnType<typeof buildProgram>);
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  applyToSubcommands(program);
+  try {
+    await program.parseAsync(argv);
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      return err.exitCode === 0 || err.code === 'commander.helpDisplayed' || err.code === 'commander.version' ? 0 : 2;
+    }
+    if (err instanceof UsageError || err instanceof ConfigError) {
+      process.stderr.write(`chaingate: ${err.message}\n`);
+      return 2;
+    }
+    if (err instanceof GatewayError) {
+      process.stderr.write(`chaingate: ${err.code}: ${err.message}\n`);
+      return err.status < 500 ? 2 : 1;
+    }
+    if (err instanceof SecretBoxError) {
+      process.stderr.write(`chaingate: ${err.message}\n`);
+      return 1;
+    }
+    process.stderr.write(`chaingate: ${err instanceof Error ? err.message : String(err)}\n`);
+    if (process.env.CHAINGATE_DEBUG) console.error(err);
+    return 1;
+  }
+}
+
+const code = await main(process.argv);
+process.exitCode = code;

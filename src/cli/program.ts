@@ -1,0 +1,17 @@
+import { Command } from 'commander';
+import { configCommand } from './commands/config.ts';
+import { merchantCommand } from './commands/merchant.ts';
+import { migrateCommand } from './commands/migrate.ts';
+import { secretsCommand } from './commands/secrets.ts';
+
+export function buildProgram(): Command {
+  const program = new Command('chaingate')
+    .description('self-hosted multi-chain crypto payment gateway')
+    .version('0.1.0')
+    .showHelpAfterError('(run with --help for usage)');
+  program.addCommand(migrateCommand());
+  program.addCommand(merchantCommand());
+  program.addCommand(secretsCommand());
+  program.addCommand(configCommand());
+  return program;
+}

@@ -1,0 +1,147 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
+import type { z } from 'zod';
+import { configSchema, type Config } from './schema.ts';
+
+export const DEFAULT_CONFIG_PATH = fileURLToPath(new URL('../../config/default.yaml', import.meta.url));
+
+/** Environment variables and the config key each one sets. */
+export const ENV_KEYS: Record<string, string> = {
+  CHAINGATE_DATABASE_URL: 'database.url',
+  CHAINGATE_HOST: 'server.host',
+  CHAINGATE_PORT: 'server.port',
+  CHAINGATE_MASTER_KEY: 'security.masterKey',
+  CHAINGATE_LOG_LEVEL: 'log.level',
+};
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+type Tree = Record<string, unknown>;
+
+function isTree(v: unknown): v is Tree {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Objects merge key by key; arrays and scalars replace. */
+export function deepMerge(base: Tree, over: Tree): Tree {
+  const out: Tree = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    if (k === '__proto__' || k === 'constructor' || k === 'prototype') continue;
+    const prev = out[k];
+    out[k] = isTree(prev) && isTree(v) ? deepMerge(prev, v) : v;
+  }
+  return out;
+}
+
+function readLayer(path: string): Tree {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`config error: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = parseYaml(text, { uniqueKeys: true });
+  } catch (err) {
+    const line = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    throw new ConfigError(`config error: ${path} is not valid YAML or JSON: ${line}`);
+  }
+  if (parsed === null || parsed === undefined) return {};
+  if (!isTree(parsed)) throw new ConfigError(`config error: ${path} must hold a mapping of keys at the top level`);
+  return parsed;
+}
+
+function hasPath(tree: Tree, path: readonly PropertyKey[]): boolean {
+  let node: unknown = tree;
+  for (const key of path) {
+    if (!isTree(node) || !(String(key) in node)) return false;
+    node = node[String(key)];
+  }
+  return true;
+}
+
+function valueAt(tree: Tree, path: readonly PropertyKey[]): unknown {
+  let node: unknown = tree;
+  for (const key of path) node = isTree(node) ? node[String(key)] : undefined;
+  return node;
+}
+
+function setPath(tree: Tree, dotted: string, value: unknown): void {
+  const keys = dotted.split('.');
+  let node = tree;
+  for (const key of keys.slice(0, -1)) {
+    if (!isTree(node[key])) node[key] = {};
+    node = node[key] as Tree;
+  }
+  node[keys.at(-1)!] = value;
+}
+
+export interface LoadOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Extra layer over the file and under the environment (used by tests). */
+  overrides?: Tree;
+}
+
+export interface LoadedConfig {
+  config: Config;
+  /** Where the operator file came from, if any. */
+  file: string | null;
+}
+
+export function loadConfig(options: LoadOptions = {}): LoadedConfig {
+  const env = options.env ?? process.env;
+  const defaults = readLayer(DEFAULT_CONFIG_PATH);
+  const file = env.CHAINGATE_CONFIG?.trim() || null;
+  const fileLayer = file ? readLayer(file) : {};
+  const envLayer: Tree = {};
+  for (const [name, key] of Object.entries(ENV_KEYS)) {
+    const value = env[name];
+    if (value !== undefined && value !== '') setPath(envLayer, key, value);
+  }
+  const merged = deepMerge(deepMerge(deepMerge(defaults, fileLayer), options.overrides ?? {}), envLayer);
+
+  const result = configSchema.safeParse(merged);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    throw new ConfigError(describeIssue(issue, merged, { defaults, file, fileLayer, envLayer, overrides: options.overrides }));
+  }
+  return { config: result.data, file };
+}
+
+function describeIssue(
+  issue: z.core.$ZodIssue,
+  merged: Tree,
+  layers: { defaults: Tree; file: string | null; fileLayer: Tree; envLayer: Tree; overrides: Tree | undefined },
+): string {
+  const path = issue.path;
+  let key = path.map(String).join('.') || '(top level)';
+  if (issue.code === 'unrecognized_keys') key = [...path.map(String), issue.keys[0]].join('.');
+  const envName = Object.entries(ENV_KEYS).find(([, k]) => k === key)?.[0];
+  let source: string;
+  if (envName && hasPath(layers.envLayer, path)) source = `environment variable ${envName}`;
+  else if (layers.overrides && hasPath(layers.overrides, path)) source = 'command-line overrides';
+  else if (layers.file && hasPath(layers.fileLayer, issue.code === 'unrecognized_keys' ? key.split('.') : path)) source = layers.file;
+  else source = DEFAULT_CONFIG_PATH;
+  const problem = issue.code === 'unrecognized_keys' ? 'unknown key' : issue.message;
+  const value = valueAt(merged, path);
+  const shown = issue.code === 'unrecognized_keys' || value === undefined ? '' : ` (got ${redactedJson(key, value)})`;
+  return `config error: ${key}: ${problem}${shown} — from ${source}`;
+}
+
+function redactedJson(key: string, value: unknown): string {
+  if (/masterKey|secret|password/i.test(key)) return '"[redacted]"';
+  const json = JSON.stringify(value) ?? String(value);
+  return json.length > 80 ? `${json.slice(0, 77)}...` : json;
+}
+
+/** The effective config for printing: secrets and database passwords replaced. */
+export function redactConfig(config: Config): Config {
+  const copy = structuredClone(config);
+  if (copy.security.masterKey) copy.security.masterKey = '[redacted]';
+  copy.database.url = copy.database.url.replace(/(\/\/[^:/@]+:)[^@]*@/, '$1[redacted]@');
+  return copy;
+}

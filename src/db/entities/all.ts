@@ -1,0 +1,28 @@
+import { IdempotencyRecordSchema } from './idempotency-record.entity.ts';
+import { IndexedBlockSchema } from './indexed-block.entity.ts';
+import { IndexerCursorSchema } from './indexer-cursor.entity.ts';
+import { InvoiceSchema } from './invoice.entity.ts';
+import { MerchantPointSchema } from './merchant-point.entity.ts';
+import { ObservedTransferSchema } from './observed-transfer.entity.ts';
+import { PaymentSchema } from './payment.entity.ts';
+import { ReferenceCounterSchema } from './reference-counter.entity.ts';
+import { WalletAddressSchema } from './wallet-address.entity.ts';
+import { WebhookAttemptSchema } from './webhook-attempt.entity.ts';
+import { WebhookDeliverySchema } from './webhook-delivery.entity.ts';
+import { WebhookEventSchema } from './webhook-event.entity.ts';
+
+/** The entity list handed to MikroORM (explicit, so no folder scanning at start-up). */
+export const ENTITIES = [
+  MerchantPointSchema,
+  InvoiceSchema,
+  PaymentSchema,
+  WalletAddressSchema,
+  IdempotencyRecordSchema,
+  WebhookEventSchema,
+  WebhookDeliverySchema,
+  WebhookAttemptSchema,
+  IndexerCursorSchema,
+  IndexedBlockSchema,
+  ObservedTransferSchema,
+  ReferenceCounterSchema,
+];

@@ -1,0 +1,38 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { amountColumn, createdAtProperty, idProperty, updatedAtProperty } from './base.ts';
+import { MerchantPoint } from './merchant-point.entity.ts';
+
+export const INVOICE_STATUSES = ['DRAFT', 'OPEN', 'PAYMENT_PENDING', 'PAID', 'EXPIRED', 'CANCELLED'] as const;
+export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
+
+const InvoiceSchema = defineEntity({
+  name: 'Invoice',
+  indexes: [{ properties: ['merchant', 'orderId'] }, { properties: ['status', 'expiresAt'] }],
+  properties: {
+    id: idProperty(),
+    referenceId: p.string().length(32).unique(),
+    merchant: () => p.manyToOne(MerchantPoint),
+    orderId: p.string().length(255),
+    description: p.string().length(500).default(''),
+    /** Minor units of `currency`, an integer as a string. */
+    amount: amountColumn(),
+    currency: p.string().length(10),
+    status: p.string().length(24).$type<InvoiceStatus>().default('DRAFT'),
+    customerEmail: p.string().length(320).nullable(),
+    customerName: p.string().length(255).nullable(),
+    customerMetadata: p.json<Record<string, unknown>>(),
+    metadata: p.json<Record<string, unknown>>(),
+    returnUrl: p.string().length(2048).nullable(),
+    cancelUrl: p.string().length(2048).nullable(),
+    expiresAt: p.datetime(3),
+    viewedAt: p.datetime(3).nullable(),
+    paidAt: p.datetime(3).nullable(),
+    cancelledAt: p.datetime(3).nullable(),
+    createdAt: createdAtProperty(),
+    updatedAt: updatedAtProperty(),
+  },
+});
+
+export class Invoice extends InvoiceSchema.class {}
+InvoiceSchema.setClass(Invoice);
+export { InvoiceSchema };

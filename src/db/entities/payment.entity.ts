@@ -1,0 +1,60 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { amountColumn, createdAtProperty, idProperty, updatedAtProperty } from './base.ts';
+import { Invoice } from './invoice.entity.ts';
+import { MerchantPoint } from './merchant-point.entity.ts';
+
+export const PAYMENT_STATUSES = ['PENDING', 'PROCESSING', 'CONFIRMING', 'COMPLETED', 'FAILED', 'EXPIRED', 'REFUNDED'] as const;
+export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
+export const PAYMENT_TYPES = ['DIRECT', 'SMART_CONTRACT'] as const;
+export type PaymentType = (typeof PAYMENT_TYPES)[number];
+export const PAYMENT_METHODS = ['direct', 'web3', 'service_wallet'] as const;
+export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
+
+const PaymentSchema = defineEntity({
+  name: 'Payment',
+  indexes: [
+    { properties: ['merchant', 'createdAt'] },
+    { properties: ['invoice', 'createdAt'] },
+    { properties: ['blockchain', 'isTestnet', 'status'] },
+    { properties: ['status', 'expiresAt'] },
+  ],
+  properties: {
+    id: idProperty(),
+    referenceId: p.string().length(32).unique(),
+    invoice: () => p.manyToOne(Invoice),
+    merchant: () => p.manyToOne(MerchantPoint),
+    status: p.string().length(24).$type<PaymentStatus>().default('PENDING'),
+    paymentType: p.string().length(24).$type<PaymentType>().default('DIRECT'),
+    method: p.string().length(24).$type<PaymentMethod>().default('direct'),
+    blockchain: p.string().length(32),
+    network: p.string().length(32),
+    isTestnet: p.boolean().default(false),
+    cryptoCurrency: p.string().length(16),
+    decimals: p.integer(),
+    /** Token contract / mint / jetton master; null for the native coin. */
+    tokenAddress: p.string().length(128).nullable(),
+    /** Stored paymentAmount, serialised as `amount` (decimal string in coin units). */
+    amount: amountColumn(),
+    expectedAmount: amountColumn(),
+    receivedAmount: amountColumn().default('0'),
+    /** Deposit address for direct payments; treasury wallet for contract payments. */
+    address: p.string().length(128),
+    confirmations: p.integer().default(0),
+    requiredConfirmations: p.integer(),
+    transactionHash: p.string().length(128).nullable(),
+    /** Block of the first credited transfer, for confirmation counting. */
+    blockNumber: p.string().length(32).nullable(),
+    contractAddress: p.string().length(128).nullable(),
+    externalId: p.string().length(66).nullable().unique(),
+    externalIdUuid: p.string().length(36).nullable(),
+    metadata: p.json<Record<string, unknown>>(),
+    expiresAt: p.datetime(3),
+    completedAt: p.datetime(3).nullable(),
+    createdAt: createdAtProperty(),
+    updatedAt: updatedAtProperty(),
+  },
+});
+
+export class Payment extends PaymentSchema.class {}
+PaymentSchema.setClass(Payment);
+export { PaymentSchema };

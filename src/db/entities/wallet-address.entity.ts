@@ -1,0 +1,30 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { createdAtProperty, idProperty } from './base.ts';
+
+export const WALLET_STATUSES = ['FREE', 'LEASED'] as const;
+export type WalletStatus = (typeof WALLET_STATUSES)[number];
+
+/** One watch-only deposit address of a pool. Leased once, to one payment, forever. */
+const WalletAddressSchema = defineEntity({
+  name: 'WalletAddress',
+  uniques: [{ properties: ['chain', 'isTestnet', 'address'] }],
+  indexes: [{ properties: ['chain', 'isTestnet', 'status', 'derivationIndex'] }],
+  properties: {
+    id: idProperty(),
+    chain: p.string().length(32),
+    isTestnet: p.boolean().default(false),
+    address: p.string().length(128),
+    status: p.string().length(16).$type<WalletStatus>().default('FREE'),
+    /** Child index `0/i` under the account key; null for addresses from a list file. */
+    derivationIndex: p.integer().nullable(),
+    /** Fingerprint of the account key the address came from, or "file". */
+    source: p.string().length(64),
+    paymentId: p.string().length(32).nullable().unique(),
+    leasedAt: p.datetime(3).nullable(),
+    createdAt: createdAtProperty(),
+  },
+});
+
+export class WalletAddress extends WalletAddressSchema.class {}
+WalletAddressSchema.setClass(WalletAddress);
+export { WalletAddressSchema };

@@ -1,0 +1,30 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { createdAtProperty, idProperty, updatedAtProperty } from './base.ts';
+import { WebhookEvent } from './webhook-event.entity.ts';
+
+export type DeliveryState = 'PENDING' | 'DELIVERED' | 'FAILED';
+
+/** One delivery of an event (a replay is a new delivery of the same event). Leased by senders. */
+const WebhookDeliverySchema = defineEntity({
+  name: 'WebhookDelivery',
+  indexes: [{ properties: ['state', 'nextAttemptAt'] }],
+  properties: {
+    id: idProperty(),
+    event: () => p.manyToOne(WebhookEvent),
+    replayOf: p.string().length(32).nullable(),
+    state: p.string().length(16).$type<DeliveryState>().default('PENDING'),
+    attemptCount: p.integer().default(0),
+    nextAttemptAt: p.datetime(3).nullable(),
+    leaseOwner: p.string().length(64).nullable(),
+    leaseUntil: p.datetime(3).nullable(),
+    lastStatusCode: p.integer().nullable(),
+    lastError: p.text().nullable(),
+    deliveredAt: p.datetime(3).nullable(),
+    createdAt: createdAtProperty(),
+    updatedAt: updatedAtProperty(),
+  },
+});
+
+export class WebhookDelivery extends WebhookDeliverySchema.class {}
+WebhookDeliverySchema.setClass(WebhookDelivery);
+export { WebhookDeliverySchema };

@@ -1,0 +1,69 @@
+// One error type with stable codes; HTTP mapping happens in the daemon's error handler only.
+
+export const ERROR_STATUS = {
+  API_KEY_INVALID: 401,
+  SIGNATURE_MISSING: 401,
+  SIGNATURE_INVALID: 401,
+  SIGNATURE_EXPIRED: 401,
+  IDEMPOTENCY_KEY_REQUIRED: 400,
+  IDEMPOTENCY_KEY_CONFLICT: 409,
+  INVOICE_NOT_FOUND: 404,
+  INVOICE_NOT_AVAILABLE: 400,
+  INVOICE_EXPIRED: 400,
+  INVOICE_CANCELLED: 400,
+  INVOICE_CANNOT_BE_CANCELLED: 400,
+  INVALID_CURRENCY: 400,
+  PAYMENT_ALREADY_IN_PROGRESS: 400,
+  NO_AVAILABLE_WALLET: 503,
+  PAYMENT_NOT_FOUND: 404,
+  PAYMENT_EXPIRED: 400,
+  PAYMENT_NOT_CONFIRMABLE: 400,
+  BLOCKCHAIN_NOT_SUPPORTED: 400,
+  CONTRACT_NOT_CONFIGURED: 400,
+  RATE_UNAVAILABLE: 503,
+  TX_NOT_FOUND: 404,
+  TX_FAILED: 400,
+  TX_CONTRACT_MISMATCH: 400,
+  TX_PAYMENT_MISMATCH: 400,
+  UNAUTHORIZED: 401,
+  VALIDATION_ERROR: 400,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMITED: 429,
+  SERVICE_UNAVAILABLE: 503,
+  INTERNAL_ERROR: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+export class GatewayError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: ErrorDetail[] | undefined;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { details?: ErrorDetail[]; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.name = 'GatewayError';
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    this.details = options.details;
+    this.headers = options.headers;
+  }
+}
+
+/** A mistake by whoever ran the program (bad flag, bad config, unknown id): exit code 2, one clear line. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}

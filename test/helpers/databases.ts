@@ -1,0 +1,67 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+// Every storage test runs on SQLite and on PostgreSQL, each with a database of its own.
+// PostgreSQL comes from CHAINGATE_TEST_DATABASE_URL (default: the local server). When it is
+// unreachable the PostgreSQL cases are skipped locally, but fail under CI=true.
+
+export type DialectName = 'sqlite' | 'postgresql';
+
+export interface TestDatabase {
+  url: string;
+  drop(): Promise<void>;
+}
+
+const PG_BASE = process.env.CHAINGATE_TEST_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/postgres';
+
+let pgReachable: Promise<boolean> | undefined;
+
+export function postgresAvailable(): Promise<boolean> {
+  pgReachable ??= (async () => {
+    const client = new pg.Client({ connectionString: PG_BASE, connectionTimeoutMillis: 3000 });
+    try {
+      await client.connect();
+      await client.end();
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+  return pgReachable;
+}
+
+/** `false` to run, or a skip reason; throws under CI when PostgreSQL is missing. */
+export async function skipUnless(dialect: DialectName): Promise<false | string> {
+  if (dialect === 'sqlite') return false;
+  if (await postgresAvailable()) return false;
+  if (process.env.CI === 'true') throw new Error(`PostgreSQL at ${PG_BASE} is unreachable and CI=true: PostgreSQL tests must run in CI`);
+  return `PostgreSQL at ${PG_BASE} is unreachable`;
+}
+
+export async function createTestDatabase(dialect: DialectName): Promise<TestDatabase> {
+  if (dialect === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'chaingate-test-'));
+    return { url: `sqlite:${join(dir, 'test.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const name = `chaingate_t_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: PG_BASE });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(PG_BASE);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: PG_BASE });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}
+
+export const DIALECTS: DialectName[] = ['sqlite', 'postgresql'];
