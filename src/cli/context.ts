@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { loadConfig } from '../config/load-config.ts';
 import { resolveMasterKey } from '../config/master-key.ts';
 import type { Config } from '../config/schema.ts';
+import { MerchantPoint } from '../db/entities/merchant-point.entity.ts';
 import { migrate, migrationStatus } from '../db/migrate.ts';
 import { openDatabase, type Database } from '../db/orm.ts';
 import { UsageError } from '../domain/errors.ts';
@@ -23,6 +24,9 @@ export interface OpenOptions {
   /** Commands that never read secrets need no master key (e.g. `migrate`). */
   needsSecrets?: boolean;
   logBindings?: Record<string, unknown>;
+  /** Tests and embedders: config layers instead of the process environment. */
+  env?: NodeJS.ProcessEnv;
+  overrides?: Record<string, unknown>;
 }
 
 /**
@@ -30,17 +34,24 @@ export interface OpenOptions {
  * automatically; PostgreSQL must be migrated explicitly with `chaingate migrate` (docs/operations.md).
  */
 export async function openCommon(options: OpenOptions = {}): Promise<Common> {
-  const { config } = loadConfig();
+  const { config } = loadConfig({ env: options.env, overrides: options.overrides });
   const log = createLogger(config.log.level, options.logBindings);
   const box = createSecretBox(options.needsSecrets === false ? 'unused-master-key-for-migrations-only' : resolveMasterKey(config, log));
   const db = await openDatabase(config.database.url);
   try {
     if (!options.skipMigrationCheck) await ensureMigrated(db, log);
+    if (!options.skipMigrationCheck && options.needsSecrets !== false) await verifyMasterKey(db, box);
   } catch (err) {
     await db.close();
     throw err;
   }
   return { config, log, db, box, close: () => db.close() };
+}
+
+/** A wrong master key is caught at start-up, not at the first signed request. */
+async function verifyMasterKey(db: Database, box: SecretBox): Promise<void> {
+  const sample = await db.em().findOne(MerchantPoint, {}, { orderBy: { createdAt: 'desc' } });
+  if (sample) box.open(sample.apiSecretEnc, sample.id);
 }
 
 async function ensureMigrated(db: Database, log: Logger): Promise<void> {

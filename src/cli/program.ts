@@ -3,12 +3,14 @@ import { configCommand } from './commands/config.ts';
 import { merchantCommand } from './commands/merchant.ts';
 import { migrateCommand } from './commands/migrate.ts';
 import { secretsCommand } from './commands/secrets.ts';
+import { serveCommand } from './commands/serve.ts';
 
 export function buildProgram(): Command {
   const program = new Command('chaingate')
     .description('self-hosted multi-chain crypto payment gateway')
     .version('0.1.0')
     .showHelpAfterError('(run with --help for usage)');
+  program.addCommand(serveCommand());
   program.addCommand(migrateCommand());
   program.addCommand(merchantCommand());
   program.addCommand(secretsCommand());

@@ -1,0 +1,18 @@
+import { resolveRegistry, type ResolvedRegistry } from '../chains/registry.ts';
+import type { Common } from '../cli/context.ts';
+import { createRateSourceFromConfig, type RateSource } from '../domain/rate-source.ts';
+
+/** What the daemon's routes and workers share: the common bag plus the resolved registry and rates. */
+export interface DaemonDeps {
+  common: Common;
+  registry: ResolvedRegistry;
+  rates: RateSource;
+}
+
+export function createDeps(common: Common): DaemonDeps {
+  return {
+    common,
+    registry: resolveRegistry(common.config.chains),
+    rates: createRateSourceFromConfig(common.config.pricing),
+  };
+}

@@ -1,0 +1,58 @@
+import type { FastifyInstance } from 'fastify';
+import type { Common } from '../cli/context.ts';
+import { sweepExpired } from '../db/expiry.ts';
+import { purgeExpiredKeys } from '../db/idempotency.ts';
+import { createHttpApp } from './http/app.ts';
+import { gatewayPlugin } from './http/gateway/plugin.ts';
+import { createDeps, type DaemonDeps } from './deps.ts';
+import { scheduleJob, type Job } from './schedule.ts';
+
+export interface Daemon {
+  app: FastifyInstance;
+  deps: DaemonDeps;
+  /** http://host:port actually bound (port 0 picks a free one). */
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function buildDaemonApp(deps: DaemonDeps): Promise<FastifyInstance> {
+  const { config, log } = deps.common;
+  const app = createHttpApp({ log, bodyLimit: config.server.bodyLimit, trustProxy: config.server.trustProxy });
+  await app.register(async (scope) => gatewayPlugin(scope, deps), { prefix: '/api/v1' });
+  return app;
+}
+
+/** `chaingate serve`: both HTTP surfaces plus the scheduled sweeps of this process. */
+export async function startDaemon(common: Common, options: { schedule?: boolean } = {}): Promise<Daemon> {
+  const deps = createDeps(common);
+  const { config, log, db } = common;
+  const app = await buildDaemonApp(deps);
+  await app.listen({ host: config.server.host, port: config.server.port });
+  const addr = app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : config.server.port;
+  const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
+  const url = `http://${host}:${port}`;
+  log.info({ url, database: db.url }, 'chaingate is serving');
+
+  const jobs: Job[] = [];
+  if (options.schedule !== false) {
+    jobs.push(scheduleJob('expiry-sweep', config.expiry.sweepCron, log, () => sweepExpired(db)));
+    jobs.push(scheduleJob('idempotency-purge', config.idempotency.purgeCron, log, () => purgeExpiredKeys(db)));
+  }
+
+  let stopping: Promise<void> | null = null;
+  return {
+    app,
+    deps,
+    url,
+    stop() {
+      // Stop accepting, let in-flight requests finish, stop the jobs, then close the database.
+      stopping ??= (async () => {
+        await app.close();
+        await Promise.all(jobs.map((j) => j.stop()));
+        await common.close();
+      })();
+      return stopping;
+    },
+  };
+}

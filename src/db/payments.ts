@@ -1,0 +1,46 @@
+import type { FilterQuery } from '@mikro-orm/core';
+import { GatewayError } from '../domain/errors.ts';
+import { Payment, type PaymentStatus } from './entities/payment.entity.ts';
+import { applyExpiry } from './expiry.ts';
+import type { Database } from './orm.ts';
+import { inTransaction } from './transaction.ts';
+
+export interface ListPaymentsInput {
+  merchantId: string;
+  status?: PaymentStatus | undefined;
+  blockchain?: string | undefined;
+  skip: number;
+  take: number;
+}
+
+/** Newest first; pagination per the spec: page = floor(skip/take)+1, hasMore = skip+take < total. */
+export async function listPayments(db: Database, input: ListPaymentsInput) {
+  const where: FilterQuery<Payment> = { merchant: input.merchantId };
+  if (input.status) where.status = input.status;
+  if (input.blockchain) where.blockchain = input.blockchain;
+  const [items, total] = await db.em().findAndCount(Payment, where, {
+    orderBy: { createdAt: 'desc', id: 'desc' },
+    offset: input.skip,
+    limit: input.take,
+    populate: ['invoice'],
+  });
+  return {
+    items,
+    pagination: {
+      total,
+      page: Math.floor(input.skip / input.take) + 1,
+      limit: input.take,
+      hasMore: input.skip + input.take < total,
+    },
+  };
+}
+
+/** One payment after the expiry rules ran; scoped to a merchant point, or public when null. */
+export async function loadPayment(db: Database, paymentId: string, merchantId: string | null, now = new Date()): Promise<Payment> {
+  return inTransaction(db, async (em) => {
+    const payment = await em.findOne(Payment, merchantId ? { id: paymentId, merchant: merchantId } : { id: paymentId });
+    if (!payment) throw new GatewayError('PAYMENT_NOT_FOUND', 'Payment not found');
+    await applyExpiry(em, payment.invoice.id, now);
+    return em.findOneOrFail(Payment, { id: payment.id }, { refresh: true, populate: ['invoice'] });
+  });
+}

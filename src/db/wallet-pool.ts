@@ -1,0 +1,66 @@
+import type { EntityManager } from '@mikro-orm/sql';
+import type { Dialect } from './orm.ts';
+
+export interface LeasedAddress {
+  id: string;
+  address: string;
+}
+
+/**
+ * Takes one free address of a pool for a payment, atomically, for good. On PostgreSQL the candidate
+ * row is locked with SKIP LOCKED so concurrent leases pick different rows instead of waiting and
+ * then missing; on SQLite the caller's transaction already holds the write lock. Null when empty.
+ */
+export async function leaseAddress(
+  em: EntityManager,
+  dialect: Dialect,
+  pool: { chain: string; isTestnet: boolean },
+  paymentId: string,
+  now: Date,
+): Promise<LeasedAddress | null> {
+  const lock = dialect === 'postgresql' ? ' for update skip locked' : '';
+  const rows = await em.execute<{ id: string; address: string }[]>(
+    `update wallet_address set status = 'LEASED', payment_id = ?, leased_at = ?
+     where id = (select id from wallet_address where chain = ? and is_testnet = ? and status = 'FREE'
+                 order by derivation_index, created_at, id limit 1${lock})
+     returning id, address`,
+    [paymentId, now, pool.chain, pool.isTestnet],
+  );
+  const row = rows[0];
+  return row ? { id: row.id, address: row.address } : null;
+}
+
+export interface PoolCount {
+  chain: string;
+  isTestnet: boolean;
+  free: number;
+  leased: number;
+  total: number;
+}
+
+export async function countPools(em: EntityManager, chain?: string): Promise<PoolCount[]> {
+  const rows = await em.execute<{ chain: string; is_testnet: boolean | number; status: string; n: number | string }[]>(
+    `select chain, is_testnet, status, count(*) as n from wallet_address${chain ? ' where chain = ?' : ''} group by chain, is_testnet, status order by chain, is_testnet`,
+    chain ? [chain] : [],
+  );
+  const map = new Map<string, PoolCount>();
+  for (const r of rows) {
+    const isTestnet = r.is_testnet === true || r.is_testnet === 1;
+    const key = `${r.chain}:${isTestnet}`;
+    const entry = map.get(key) ?? { chain: r.chain, isTestnet, free: 0, leased: 0, total: 0 };
+    const n = Number(r.n);
+    if (r.status === 'FREE') entry.free += n;
+    else entry.leased += n;
+    entry.total += n;
+    map.set(key, entry);
+  }
+  return [...map.values()];
+}
+
+export async function countFree(em: EntityManager, pool: { chain: string; isTestnet: boolean }): Promise<number> {
+  const rows = await em.execute<{ n: number | string }[]>(
+    `select count(*) as n from wallet_address where chain = ? and is_testnet = ? and status = 'FREE'`,
+    [pool.chain, pool.isTestnet],
+  );
+  return Number(rows[0]?.n ?? 0);
+}

@@ -1,0 +1,99 @@
+import type { Invoice } from '../db/entities/invoice.entity.ts';
+import type { Payment } from '../db/entities/payment.entity.ts';
+
+// Wire shapes of the spec's resources. Timestamps are ISO 8601 UTC with milliseconds.
+
+const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
+
+export function invoiceView(inv: Invoice) {
+  return {
+    id: inv.id,
+    referenceId: inv.referenceId,
+    orderId: inv.orderId,
+    description: inv.description,
+    amount: inv.amount,
+    currency: inv.currency,
+    status: inv.status,
+    customerEmail: inv.customerEmail ?? null,
+    customerName: inv.customerName ?? null,
+    customerMetadata: inv.customerMetadata,
+    metadata: inv.metadata,
+    returnUrl: inv.returnUrl ?? null,
+    cancelUrl: inv.cancelUrl ?? null,
+    expiresAt: iso(inv.expiresAt)!,
+    viewedAt: iso(inv.viewedAt),
+    paidAt: iso(inv.paidAt),
+    cancelledAt: iso(inv.cancelledAt),
+    createdAt: iso(inv.createdAt)!,
+  };
+}
+
+/** Element of invoice.payments: the crypto symbol is named `currency` here (spec). */
+export function paymentInInvoiceView(p: Payment) {
+  return {
+    id: p.id,
+    referenceId: p.referenceId,
+    status: p.status,
+    blockchain: p.blockchain,
+    currency: p.cryptoCurrency,
+    amount: p.amount,
+    receivedAmount: p.receivedAmount,
+    address: p.address,
+    createdAt: iso(p.createdAt)!,
+  };
+}
+
+/** Payment list/get output. `invoice` must be loaded (or at least its stub fields). */
+export function paymentView(p: Payment, invoice: Pick<Invoice, 'id' | 'referenceId' | 'orderId' | 'status'>) {
+  return {
+    id: p.id,
+    referenceId: p.referenceId,
+    status: p.status,
+    blockchain: p.blockchain,
+    network: p.network,
+    isTestnet: p.isTestnet,
+    cryptoCurrency: p.cryptoCurrency,
+    amount: p.amount,
+    expectedAmount: p.expectedAmount,
+    receivedAmount: p.receivedAmount,
+    address: p.address,
+    confirmations: p.confirmations,
+    requiredConfirmations: p.requiredConfirmations,
+    transactionHash: p.transactionHash ?? null,
+    expiresAt: iso(p.expiresAt)!,
+    createdAt: iso(p.createdAt)!,
+    completedAt: iso(p.completedAt),
+    paymentType: p.paymentType,
+    method: p.method,
+    metadata: p.metadata,
+    invoice: { id: invoice.id, referenceId: invoice.referenceId, orderId: invoice.orderId, status: invoice.status },
+  };
+}
+
+export function paymentStatusView(p: Payment) {
+  return {
+    id: p.id,
+    referenceId: p.referenceId,
+    status: p.status,
+    confirmations: p.confirmations,
+    requiredConfirmations: p.requiredConfirmations,
+    expiresAt: iso(p.expiresAt)!,
+    completedAt: iso(p.completedAt),
+  };
+}
+
+export type PaymentWire = ReturnType<typeof paymentView>;
+
+/** `data` of payment.* webhook events: the gateway Payment plus the spec's snake_case amounts. */
+export function paymentEventData(p: Payment, invoice: Pick<Invoice, 'id' | 'referenceId' | 'orderId' | 'status'>, amountDifference: string) {
+  return {
+    payment: {
+      ...paymentView(p, invoice),
+      amount: p.amount,
+      received_amount: p.receivedAmount,
+      expected_amount: p.expectedAmount,
+      amount_difference: amountDifference,
+      amountDifference,
+    },
+  };
+}

@@ -1,0 +1,127 @@
+import { openCommon, type Common } from '../../src/cli/context.ts';
+import { createMerchant } from '../../src/db/merchants.ts';
+import { startDaemon, type Daemon } from '../../src/daemon/serve.ts';
+import { signRequest } from '../../src/sdk/sign-request.ts';
+import { WalletAddress } from '../../src/db/entities/wallet-address.entity.ts';
+import { createTestDatabase, type DialectName } from './databases.ts';
+
+export interface TestMerchant {
+  id: string;
+  apiKey: string;
+  apiSecret: string;
+}
+
+export interface TestDaemon {
+  url: string;
+  daemon: Daemon;
+  common: Common;
+  merchant: TestMerchant;
+  createMerchant(input?: { name?: string; webhookUrl?: string | null; acceptedChains?: string[] | null }): Promise<TestMerchant>;
+  /** A signed gateway request with the SDK helper; `raw` sends those exact bytes. */
+  signed(method: string, path: string, body?: unknown, options?: SignedOptions): Promise<ApiResponse>;
+  /** An unsigned request (checkout surface, or to test auth failures). */
+  plain(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse>;
+  seedPool(chain: string, addresses: string[], isTestnet?: boolean): Promise<void>;
+}
+
+export interface SignedOptions {
+  merchant?: TestMerchant;
+  idempotencyKey?: string;
+  timestamp?: number;
+  headers?: Record<string, string>;
+  raw?: string;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  json: any;
+}
+
+const TEST_MASTER_KEY = 't'.repeat(64);
+
+/** A daemon on a fresh database of the dialect, on 127.0.0.1 and a free port; stopped by t.after. */
+export async function startTestDaemon(
+  t: { after(fn: () => Promise<void> | void): void },
+  dialect: DialectName,
+  overrides: Record<string, unknown> = {},
+): Promise<TestDaemon> {
+  const tdb = await createTestDatabase(dialect);
+  const common = await openCommon({
+    env: { CHAINGATE_DATABASE_URL: tdb.url, CHAINGATE_MASTER_KEY: TEST_MASTER_KEY, CHAINGATE_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', CHAINGATE_PORT: '0' },
+    overrides: { rateLimit: { enabled: false }, webhooks: { allowPrivateNetworks: true }, ...overrides },
+    skipMigrationCheck: true,
+  });
+  const { migrate } = await import('../../src/db/migrate.ts');
+  await migrate(common.db);
+  const daemon = await startDaemon(common, { schedule: false });
+  t.after(async () => {
+    await daemon.stop();
+    await tdb.drop();
+  });
+
+  const mk = async (input: { name?: string; webhookUrl?: string | null; acceptedChains?: string[] | null } = {}): Promise<TestMerchant> => {
+    const { merchant, apiSecret } = await createMerchant(common.db.em(), common.box, {
+      name: input.name ?? 'Acme Corp',
+      webhookUrl: input.webhookUrl ?? null,
+      acceptedChains: input.acceptedChains ?? null,
+    });
+    return { id: merchant.id, apiKey: merchant.apiKey, apiSecret };
+  };
+  const merchant = await mk();
+
+  const send = async (method: string, path: string, headers: Record<string, string>, body: string | undefined): Promise<ApiResponse> => {
+    const res = await fetch(daemon.url + path, { method, headers, body });
+    const text = await res.text();
+    let json: unknown = undefined;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
+    return { status: res.status, headers: res.headers, text, json };
+  };
+
+  return {
+    url: daemon.url,
+    daemon,
+    common,
+    merchant,
+    createMerchant: mk,
+    async signed(method, path, body, options = {}) {
+      const m = options.merchant ?? merchant;
+      const raw = options.raw ?? (body === undefined ? undefined : JSON.stringify(body));
+      const headers = signRequest({
+        apiKey: m.apiKey,
+        apiSecret: m.apiSecret,
+        method,
+        path,
+        body: raw ?? '',
+        idempotencyKey: options.idempotencyKey,
+        timestamp: options.timestamp,
+      });
+      if (raw === undefined) delete headers['Content-Type'];
+      return send(method, path, { ...headers, ...options.headers }, raw);
+    },
+    async plain(method, path, body, headers = {}) {
+      const raw = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+      const h: Record<string, string> = { Accept: 'application/json', ...headers };
+      if (raw !== undefined && !Object.keys(h).some((k) => k.toLowerCase() === 'content-type')) h['Content-Type'] = 'application/json';
+      return send(method, path, h, raw);
+    },
+    async seedPool(chain, addresses, isTestnet = false) {
+      const em = common.db.em();
+      addresses.forEach((address, i) =>
+        em.create(WalletAddress, { chain, isTestnet, address, source: 'test', derivationIndex: i, paymentId: null, leasedAt: null }),
+      );
+      await em.flush();
+    },
+  };
+}
+
+/** n distinct, valid-looking EVM addresses. */
+export function evmAddresses(n: number, seed = 1): string[] {
+  return Array.from({ length: n }, (_, i) => `0x${(seed * 100000 + i + 1).toString(16).padStart(40, '0')}`);
+}
