@@ -50,7 +50,7 @@ export async function openCommon(options: OpenOptions = {}): Promise<Common> {
 
 /** A wrong master key is caught at start-up, not at the first signed request. */
 async function verifyMasterKey(db: Database, box: SecretBox): Promise<void> {
-  const sample = await db.em().findOne(MerchantPoint, {}, { orderBy: { createdAt: 'desc' } });
+  const [sample] = await db.em().find(MerchantPoint, {}, { orderBy: { createdAt: 'desc' }, limit: 1 });
   if (sample) box.open(sample.apiSecretEnc, sample.id);
 }
 

@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
@@ -29,6 +29,7 @@ export function resolveMasterKey(config: Config, log: Logger): string {
     return key;
   }
   const key = randomBytes(32).toString('hex');
+  mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, `${key}\n`, { mode: 0o600, flag: 'wx' });
   chmodSync(file, 0o600);
   log.warn({ file }, 'generated a new master key for the embedded database; back it up with the database file');

@@ -7,7 +7,9 @@ export interface MigrationStatus {
 
 export async function migrationStatus(db: Database): Promise<MigrationStatus> {
   const migrator = db.orm.migrator;
-  const [executed, pending] = await Promise.all([migrator.getExecuted(), migrator.getPending()]);
+  // Sequential: each call may create the migrations table on first use.
+  const executed = await migrator.getExecuted();
+  const pending = await migrator.getPending();
   return { executed: executed.map((m) => m.name), pending: pending.map((m) => m.name) };
 }
 

@@ -1,0 +1,393 @@
+import type { ChainFamily, ChainSlug } from './registry.ts';
+
+// The built-in chain and token registry, as data. Operators override any of it under
+// `chains.<slug>.<mainnet|testnet>` (see docs/chains.md); src/chains/registry.ts does the merge.
+// Every contract address below was checked against the issuer's page or an explorer, named in
+// the comment beside it; registry.test.ts re-validates each one with its family's address checker.
+
+export interface CoinSpec {
+  symbol: string;
+  decimals: number;
+}
+
+export interface TokenDefault {
+  /** Contract (EVM, Tron), mint (Solana) or jetton master (TON) address. */
+  address: string;
+  decimals: number;
+}
+
+export interface NetworkDefaults {
+  /** Value of payment.network: 'MAINNET' on every mainnet, an upper-case name on testnets. */
+  network: string;
+  /** EVM chain id; null where the chain has no numeric id of that kind. */
+  chainId: number | null;
+  label: string;
+  blockTimeMs: number;
+  /** A public endpoint, only a default: production operators should point this at their own node or provider. */
+  rpcUrl: string;
+  requiredConfirmations: number;
+  /** Tokens other than the native coin that exist on this network, keyed by symbol. */
+  tokens: Readonly<Record<string, TokenDefault>>;
+}
+
+export interface ChainDefaults {
+  name: string;
+  family: ChainFamily;
+  native: CoinSpec;
+  /** Non-native symbols of the spec's token matrix, in display order. A network may lack some (testnets). */
+  tokenSymbols: readonly string[];
+  mainnet: NetworkDefaults;
+  testnet: NetworkDefaults;
+}
+
+const ETH: CoinSpec = { symbol: 'ETH', decimals: 18 };
+
+export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
+  ethereum: {
+    name: 'Ethereum',
+    family: 'evm',
+    native: ETH,
+    tokenSymbols: ['USDT', 'USDC'],
+    mainnet: {
+      network: 'MAINNET',
+      chainId: 1,
+      label: 'Ethereum mainnet',
+      blockTimeMs: 12_000,
+      rpcUrl: 'https://ethereum-rpc.publicnode.com',
+      requiredConfirmations: 12,
+      tokens: {
+        // Tether: https://tether.to/en/supported-protocols ; https://etherscan.io/token/0xdac17f958d2ee523a2206206994597c13d831ec7
+        USDT: { address: '0xdAC17F958D2ee523a2206206994597C13D831ec7', decimals: 6 },
+        // Circle: https://developers.circle.com/stablecoins/usdc-contract-addresses
+        USDC: { address: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48', decimals: 6 },
+      },
+    },
+    testnet: {
+      network: 'SEPOLIA',
+      chainId: 11_155_111,
+      label: 'Ethereum Sepolia testnet',
+      blockTimeMs: 12_000,
+      rpcUrl: 'https://ethereum-sepolia-rpc.publicnode.com',
+      requiredConfirmations: 3,
+      tokens: {
+        // Circle testnet USDC (faucet.circle.com): https://developers.circle.com/stablecoins/usdc-contract-addresses
+        USDC: { address: '0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238', decimals: 6 },
+      },
+    },
+  },
+
+  polygon: {
+    name: 'Polygon',
+    family: 'evm',
+    native: { symbol: 'POL', decimals: 18 },
+    tokenSymbols: ['USDT', 'USDC'],
+    mainnet: {
+      network: 'MAINNET',
+      chainId: 137,
+      label: 'Polygon PoS mainnet',
+      blockTimeMs: 2_000,
+      rpcUrl: 'https://polygon-rpc.com',
+      requiredConfirmations: 128,
+      tokens: {
+        // Tether on Polygon PoS (now USDT0, same contract): https://polygonscan.com/token/0xc2132d05d31c914a87c6611c10748aeb04b58e8f
+        USDT: { address: '0xc2132D05D31c914a87C6611C10748AEb04B58e8F', decimals: 6 },
+        // Circle native USDC (not the bridged USDC.e 0x2791…): https://developers.circle.com/stablecoins/usdc-contract-addresses
+        USDC: { address: '0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359', decimals: 6 },
+      },
+    },
+    testnet: {
+      network: 'AMOY',
+      chainId: 80_002,
+      label: 'Polygon Amoy testnet',
+      blockTimeMs: 2_000,
+      rpcUrl: 'https://rpc-amoy.polygon.technology',
+      requiredConfirmations: 16,
+      tokens: {
+        // Circle testnet USDC: https://developers.circle.com/stablecoins/usdc-contract-addresses
+        USDC: { address: '0x41E94Eb019C0762f9Bfcf9Fb1E58725BfB0e7582', decimals: 6 },
+      },
+    },
+  },
+
+  bsc: {
+    name: 'BNB Smart Chain',
+    family: 'evm',
+    native: { symbol: 'BNB', decimals: 18 },
+    tokenSymbols: ['USDT', 'USDC'],
+    mainnet: {
+      network: 'MAINNET',
+      chainId: 56,
+      label: 'BNB Smart Chain mainnet',
+      // 0.75 s since the Maxwell hard fork (BEP-524, June 2025).
+      blockTimeMs: 750,
+      rpcUrl: 'https://bsc-dataseed.bnbchain.org',
+      requiredConfirmations: 15,
+      tokens: {
+        // Binance-Peg BSC-USD, 18 decimals (not 6): https://bscscan.com/token/0x55d398326f99059ff775485246999027b3197955
+        USDT: { address: '0x55d398326f99059fF775485246999027B3197955', decimals: 18 },
+        // Binance-Peg USD Coin, 18 decimals (not 6): https://bscscan.com/token/0x8ac76a51cc950d9822d68b83fe1ad97b32cd580d
+        USDC: { address: '0x8AC76a51cc950d9822D68b83fE1Ad97B32Cd580d', decimals: 18 },
+      },
+    },
+    testnet: {
+      network: 'BSC_TESTNET',
+      chainId: 97,
+      label: 'BNB Smart Chain testnet',
+      blockTimeMs: 750,
+      rpcUrl: 'https://data-seed-prebsc-1-s1.bnbchain.org:8545',
+      requiredConfirmations: 5,
+      // Neither Tether nor Circle publishes an official BSC testnet token: native BNB only.
+      tokens: {},
+    },
+  },
+
+  arbitrum: {
+    name: 'Arbitrum One',
+    family: 'evm',
+    native: ETH,
+    tokenSymbols: ['USDT', 'USDC'],
+    mainnet: {
+      network: 'MAINNET',
+      chainId: 42_161,
+      label: 'Arbitrum One mainnet',
+      blockTimeMs: 250,
+      rpcUrl: 'https://arb1.arbitrum.io/rpc',
+      requiredConfirmations: 240,
+      tokens: {
+        // Tether USDT0 (upgraded in place from the bridged USDT): https://arbiscan.io/token/0xfd086bc7cd5c481dcc9c85ebe478a1c0b69fcbb9
+        USDT: { address: '0xFd086bC7CD5C481DCC9C85ebE478A1C0b69FCbb9', decimals: 6 },
+        // Circle native USDC (not USDC.e 0xFF97…): https://developers.circle.com/stablecoins/usdc-contract-addresses
+        USDC: { address: '0xaf88d065e77c8cC2239327C5EDb3A432268e5831', decimals: 6 },
+      },
+    },
+    testnet: {
+      network: 'ARBITRUM_SEPOLIA',
+      chainId: 421_614,
+      label: 'Arbitrum Sepolia testnet',
+      blockTimeMs: 250,
+      rpcUrl: 'https://sepolia-rollup.arbitrum.io/rpc',
+      requiredConfirmations: 40,
+      tokens: {
+        // Circle testnet USDC: https://developers.circle.com/stablecoins/usdc-contract-addresses
+        USDC: { address: '0x75faf114eafb1BDbe2F0316DF893fd58CE46AA4d', decimals: 6 },
+      },
+    },
+  },
+
+  optimism: {
+    name: 'OP Mainnet',
+    family: 'evm',
+    native: ETH,
+    tokenSymbols: ['USDT', 'USDC'],
+    mainnet: {
+      network: 'MAINNET',
+      chainId: 10,
+      label: 'Optimism mainnet',
+      blockTimeMs: 2_000,
+      rpcUrl: 'https://mainnet.optimism.io',
+      requiredConfirmations: 30,
+      tokens: {
+        // Tether USDT0 on OP Mainnet (https://docs.usdt0.to): https://optimistic.etherscan.io/token/0x01bff41798a0bcf287b996046ca68b395dbc1071
+        // The older bridged "Tether USD" 0x94b008aA00579c1307B0EF2c499aD98a8ce58e58 (6 decimals) still
+        // circulates; operators who want it instead override chains.optimism.mainnet.tokens.USDT.
+        USDT: { address: '0x01bFF41798a0BcF287b996046Ca68b395DbC1071', decimals: 6 },
+        // Circle native USDC (not USDC.e 0x7F5c…): https://developers.circle.com/stablecoins/usdc-contract-addresses
+        USDC: { address: '0x0b2C639c533813f4Aa9D7837CAf62653d097Ff85', decimals: 6 },
+      },
+    },
+    testnet: {
+      network: 'OPTIMISM_SEPOLIA',
+      chainId: 11_155_420,
+      label: 'Optimism Sepolia testnet',
+      blockTimeMs: 2_000,
+      rpcUrl: 'https://sepolia.optimism.io',
+      requiredConfirmations: 10,
+      tokens: {
+        // Circle testnet USDC: https://developers.circle.com/stablecoins/usdc-contract-addresses
+        USDC: { address: '0x5fd84259d66Cd46123540766Be93DFE6D43130D7', decimals: 6 },
+      },
+    },
+  },
+
+  base: {
+    name: 'Base',
+    family: 'evm',
+    native: ETH,
+    tokenSymbols: ['USDC'],
+    mainnet: {
+      network: 'MAINNET',
+      chainId: 8_453,
+      label: 'Base mainnet',
+      blockTimeMs: 2_000,
+      rpcUrl: 'https://mainnet.base.org',
+      requiredConfirmations: 30,
+      tokens: {
+        // Circle native USDC: https://developers.circle.com/stablecoins/usdc-contract-addresses ; https://basescan.org/token/0x833589fcd6edb6e08f4c7c32d4f71b54bda02913
+        USDC: { address: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', decimals: 6 },
+      },
+    },
+    testnet: {
+      network: 'BASE_SEPOLIA',
+      chainId: 84_532,
+      label: 'Base Sepolia testnet',
+      blockTimeMs: 2_000,
+      rpcUrl: 'https://sepolia.base.org',
+      requiredConfirmations: 10,
+      tokens: {
+        // Circle testnet USDC: https://developers.circle.com/stablecoins/usdc-contract-addresses
+        USDC: { address: '0x036CbD53842c5426634e7929541eC2318f3dCF7e', decimals: 6 },
+      },
+    },
+  },
+
+  avalanche: {
+    name: 'Avalanche C-Chain',
+    family: 'evm',
+    native: { symbol: 'AVAX', decimals: 18 },
+    tokenSymbols: ['USDT', 'USDC'],
+    mainnet: {
+      network: 'MAINNET',
+      chainId: 43_114,
+      label: 'Avalanche C-Chain mainnet',
+      blockTimeMs: 2_000,
+      rpcUrl: 'https://api.avax.network/ext/bc/C/rpc',
+      requiredConfirmations: 12,
+      tokens: {
+        // Tether native USDt (not USDT.e 0xc717…): https://snowtrace.io/token/0x9702230a8ea53601f5cd2dc00fdbc13d4df4a8c7
+        USDT: { address: '0x9702230A8Ea53601f5cD2dc00fDBc13d4dF4A8c7', decimals: 6 },
+        // Circle native USDC (not USDC.e 0xA7D7…): https://developers.circle.com/stablecoins/usdc-contract-addresses
+        USDC: { address: '0xB97EF9Ef8734C71904D8002F8b6Bc66Dd9c48a6E', decimals: 6 },
+      },
+    },
+    testnet: {
+      network: 'FUJI',
+      chainId: 43_113,
+      label: 'Avalanche Fuji testnet',
+      blockTimeMs: 2_000,
+      rpcUrl: 'https://api.avax-test.network/ext/bc/C/rpc',
+      requiredConfirmations: 3,
+      tokens: {
+        // Circle testnet USDC: https://developers.circle.com/stablecoins/usdc-contract-addresses
+        USDC: { address: '0x5425890298aed601595a70AB815c96711a31Bc65', decimals: 6 },
+      },
+    },
+  },
+
+  bitcoin: {
+    name: 'Bitcoin',
+    family: 'bitcoin',
+    native: { symbol: 'BTC', decimals: 8 },
+    tokenSymbols: [],
+    mainnet: {
+      network: 'MAINNET',
+      chainId: null,
+      label: 'Bitcoin mainnet',
+      blockTimeMs: 600_000,
+      // An Esplora-compatible REST API base.
+      rpcUrl: 'https://mempool.space/api',
+      requiredConfirmations: 3,
+      tokens: {},
+    },
+    testnet: {
+      // testnet4 (BIP94) rather than signet: proof-of-work and reorgs like mainnet; addresses and keys are the same tb1/tpub/vpub.
+      network: 'TESTNET4',
+      chainId: null,
+      label: 'Bitcoin testnet4',
+      blockTimeMs: 600_000,
+      rpcUrl: 'https://mempool.space/testnet4/api',
+      requiredConfirmations: 2,
+      tokens: {},
+    },
+  },
+
+  tron: {
+    name: 'Tron',
+    family: 'tron',
+    native: { symbol: 'TRX', decimals: 6 },
+    tokenSymbols: ['USDT'],
+    mainnet: {
+      network: 'MAINNET',
+      chainId: null,
+      label: 'Tron mainnet',
+      blockTimeMs: 3_000,
+      rpcUrl: 'https://api.trongrid.io',
+      requiredConfirmations: 19,
+      tokens: {
+        // Tether TRC-20: https://tether.to/en/supported-protocols ; https://tronscan.org/#/token20/TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t
+        USDT: { address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', decimals: 6 },
+      },
+    },
+    testnet: {
+      network: 'NILE',
+      chainId: null,
+      label: 'Tron Nile testnet',
+      blockTimeMs: 3_000,
+      rpcUrl: 'https://nile.trongrid.io',
+      requiredConfirmations: 19,
+      // Tether publishes no Nile token; community "USDT" test contracts vary, so native TRX only.
+      tokens: {},
+    },
+  },
+
+  solana: {
+    name: 'Solana',
+    family: 'solana',
+    native: { symbol: 'SOL', decimals: 9 },
+    tokenSymbols: ['USDC'],
+    mainnet: {
+      network: 'MAINNET',
+      chainId: null,
+      label: 'Solana mainnet',
+      // Slot time; confirmations on Solana are counted in slots.
+      blockTimeMs: 400,
+      rpcUrl: 'https://api.mainnet-beta.solana.com',
+      requiredConfirmations: 32,
+      tokens: {
+        // Circle USDC mint: https://developers.circle.com/stablecoins/usdc-contract-addresses
+        USDC: { address: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v', decimals: 6 },
+      },
+    },
+    testnet: {
+      network: 'DEVNET',
+      chainId: null,
+      label: 'Solana devnet',
+      blockTimeMs: 400,
+      rpcUrl: 'https://api.devnet.solana.com',
+      requiredConfirmations: 32,
+      tokens: {
+        // Circle devnet USDC mint (faucet.circle.com): https://developers.circle.com/stablecoins/usdc-contract-addresses
+        USDC: { address: '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU', decimals: 6 },
+      },
+    },
+  },
+
+  ton: {
+    name: 'TON',
+    family: 'ton',
+    native: { symbol: 'TON', decimals: 9 },
+    tokenSymbols: ['USDT'],
+    mainnet: {
+      network: 'MAINNET',
+      chainId: null,
+      label: 'TON mainnet',
+      // About 400 ms since the Catchain 2.0 ("sub-second") upgrade of April 2026: https://docs.ton.org/ecosystem/subsecond
+      blockTimeMs: 400,
+      rpcUrl: 'https://toncenter.com/api/v2/jsonRPC',
+      requiredConfirmations: 5,
+      tokens: {
+        // Tether USD₮ jetton master: https://docs.ton.org/develop/dapps/asset-processing/usdt ; https://tonviewer.com/EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDs
+        USDT: { address: 'EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDs', decimals: 6 },
+      },
+    },
+    testnet: {
+      network: 'TESTNET',
+      chainId: null,
+      label: 'TON testnet',
+      blockTimeMs: 450,
+      rpcUrl: 'https://testnet.toncenter.com/api/v2/jsonRPC',
+      requiredConfirmations: 5,
+      // Tether publishes no testnet jetton master: native TON only.
+      tokens: {},
+    },
+  },
+};

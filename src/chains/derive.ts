@@ -1,0 +1,84 @@
+import { createHash } from 'node:crypto';
+import { computeAddress, getBytes, hexlify } from 'ethers';
+import * as bitcoin from 'bitcoinjs-lib';
+import { UsageError } from '../domain/errors.ts';
+import type { ChainFamily } from './registry.ts';
+import { parseAccountKey, parseExtendedPublicKey } from './key-material.ts';
+
+// Watch-only address derivation: from an account-level extended public key (m/44'/60'/0',
+// m/84'/0'/0', m/44'/195'/0', …) to the receive addresses at the non-hardened children 0/i.
+// Only public derivation is used, so nothing here could ever spend.
+
+export interface DeriveRequest {
+  family: ChainFamily;
+  testnet: boolean;
+  xpub: string;
+  start: number;
+  count: number;
+}
+
+export interface DerivedAddress {
+  index: number;
+  address: string;
+}
+
+/** Largest batch one call derives; a pool is refilled in batches, never all at once. */
+export const MAX_DERIVE_COUNT = 10_000;
+/** Children at and above 2^31 are hardened and need the private key. */
+const HARDENED_OFFSET = 0x8000_0000;
+const TRON_PREFIX = 0x41;
+/** The receive (external) chain under an account; 1 would be change addresses. */
+const RECEIVE_CHAIN = 0;
+
+export function deriveAddresses({ family, testnet, xpub, start, count }: DeriveRequest): DerivedAddress[] {
+  if (!Number.isSafeInteger(start) || start < 0) throw new UsageError('start must be a non-negative integer');
+  if (!Number.isSafeInteger(count) || count < 1 || count > MAX_DERIVE_COUNT) {
+    throw new UsageError(`count must be an integer from 1 to ${MAX_DERIVE_COUNT}`);
+  }
+  if (start + count > HARDENED_OFFSET) throw new UsageError(`start + count must not pass ${HARDENED_OFFSET} (hardened indexes need the private key)`);
+
+  const receive = parseAccountKey(xpub, family, testnet).node.derive(RECEIVE_CHAIN);
+  const encode = addressEncoder(family, testnet);
+  const out: DerivedAddress[] = [];
+  for (let index = start; index < start + count; index++) {
+    out.push({ index, address: encode(receive.derive(index).publicKey) });
+  }
+  return out;
+}
+
+function addressEncoder(family: ChainFamily, testnet: boolean): (publicKey: Uint8Array) => string {
+  switch (family) {
+    case 'evm':
+      // computeAddress decompresses the key and returns the EIP-55 checksummed form.
+      return (publicKey) => computeAddress(hexlify(publicKey));
+    case 'tron': {
+      // A Tron address is the EVM address's 20 bytes behind a 0x41 prefix, in Base58Check.
+      return (publicKey) => {
+        const evm = computeAddress(hexlify(publicKey));
+        return bitcoin.address.toBase58Check(getBytes(evm), TRON_PREFIX);
+      };
+    }
+    case 'bitcoin': {
+      const network = testnet ? bitcoin.networks.testnet : bitcoin.networks.bitcoin;
+      return (publicKey) => {
+        const { address } = bitcoin.payments.p2wpkh({ pubkey: publicKey, network });
+        if (address === undefined) throw new Error('p2wpkh produced no address');
+        return address;
+      };
+    }
+    case 'solana':
+    case 'ton':
+      // parseAccountKey already refused these with the reason; kept for exhaustiveness.
+      throw new UsageError(`${family} addresses cannot be derived from an extended public key; seed the pool with --file`);
+  }
+}
+
+/**
+ * A short, stable id of an account key: the first 8 bytes of SHA-256 over its public key and chain
+ * code, in hex. The same key gives the same id whether it was written as an xpub or a zpub, and the
+ * id reveals nothing beyond what the public key already does.
+ */
+export function keyFingerprint(xpub: string): string {
+  const { node } = parseExtendedPublicKey(xpub);
+  return createHash('sha256').update(node.publicKey).update(node.chainCode).digest('hex').slice(0, 16);
+}

@@ -1,0 +1,247 @@
+import { UsageError } from '../domain/errors.ts';
+import { CHAIN_DEFAULTS } from './chain-defaults.ts';
+import type { ChainDefaults, CoinSpec, NetworkDefaults } from './chain-defaults.ts';
+import type { ChainOverride, NetworkOverride } from './chain-config-schema.ts';
+import { InvalidAddressError, validateAddress } from './validate-address.ts';
+
+// The resolved chain registry: built-in defaults (chain-defaults.ts) with the operator's
+// `chains:` config merged per chain and network. Everything chain-specific that the rest of the
+// program needs is read from here instead of being branched on by slug.
+
+export type ChainFamily = 'evm' | 'bitcoin' | 'tron' | 'solana' | 'ton';
+
+export const CHAIN_SLUGS = [
+  'ethereum',
+  'polygon',
+  'bsc',
+  'arbitrum',
+  'optimism',
+  'base',
+  'avalanche',
+  'bitcoin',
+  'tron',
+  'solana',
+  'ton',
+] as const;
+
+export type ChainSlug = (typeof CHAIN_SLUGS)[number];
+
+export interface TokenRef {
+  symbol: string;
+  decimals: number;
+  /** Contract, mint or jetton-master address; null for the chain's native coin. */
+  address: string | null;
+}
+
+export interface ResolvedNetwork {
+  chain: ChainSlug;
+  family: ChainFamily;
+  testnet: boolean;
+  /** The chain's `enabled` flag, repeated here so a network alone answers it. */
+  enabled: boolean;
+  network: string;
+  chainId: number | null;
+  label: string;
+  blockTimeMs: number;
+  rpcUrl: string;
+  requiredConfirmations: number;
+  native: CoinSpec;
+  /** The native coin first, then contract tokens in the spec's order. */
+  tokens: readonly TokenRef[];
+  /** EVM payment contract for the web3 and service_wallet methods; null when not configured. */
+  paymentContract: string | null;
+  treasury: string | null;
+  /** Whether the RPC endpoint serves call traces (native transfers made by contracts). */
+  traces: boolean;
+  /** Blocks behind the head where an indexer without a cursor starts. */
+  startMargin: number;
+}
+
+export interface ResolvedChain {
+  slug: ChainSlug;
+  name: string;
+  family: ChainFamily;
+  enabled: boolean;
+  mainnet: ResolvedNetwork;
+  testnet: ResolvedNetwork;
+}
+
+export interface ResolvedRegistry {
+  chains: Readonly<Record<ChainSlug, ResolvedChain>>;
+}
+
+export interface MerchantChoices {
+  /** Chain slugs the merchant accepts; null accepts every enabled chain. */
+  acceptedChains: string[] | null;
+  /** Symbols accepted per chain slug; null (or a chain left out) accepts every token of that chain. */
+  acceptedCurrencies: Record<string, string[]> | null;
+}
+
+export interface AvailableCurrencies {
+  availableBlockchains: string[];
+  availableCurrencies: Record<string, string[]>;
+}
+
+const SLUG_SET: ReadonlySet<string> = new Set(CHAIN_SLUGS);
+
+export function isChainSlug(value: string): value is ChainSlug {
+  return SLUG_SET.has(value);
+}
+
+export function isEvm(slug: string): boolean {
+  return isChainSlug(slug) && CHAIN_DEFAULTS[slug].family === 'evm';
+}
+
+/** Builds the registry from the defaults and the operator's `chains:` config; throws UsageError naming the bad key. */
+export function resolveRegistry(overrides: Record<string, ChainOverride>): ResolvedRegistry {
+  for (const key of Object.keys(overrides)) {
+    if (!isChainSlug(key)) {
+      throw new UsageError(`chains.${key}: unknown chain slug (known: ${CHAIN_SLUGS.join(', ')})`);
+    }
+  }
+  const chains = {} as Record<ChainSlug, ResolvedChain>;
+  for (const slug of CHAIN_SLUGS) {
+    const defaults = CHAIN_DEFAULTS[slug];
+    const override = overrides[slug] ?? {};
+    const enabled = override.enabled ?? true;
+    chains[slug] = {
+      slug,
+      name: defaults.name,
+      family: defaults.family,
+      enabled,
+      mainnet: resolveNetwork(slug, defaults, false, enabled, override.mainnet ?? {}),
+      testnet: resolveNetwork(slug, defaults, true, enabled, override.testnet ?? {}),
+    };
+  }
+  return { chains };
+}
+
+function resolveNetwork(
+  slug: ChainSlug,
+  chain: ChainDefaults,
+  testnet: boolean,
+  enabled: boolean,
+  override: NetworkOverride,
+): ResolvedNetwork {
+  const kind = testnet ? 'testnet' : 'mainnet';
+  const at = `chains.${slug}.${kind}`;
+  const defaults: NetworkDefaults = chain[kind];
+  const requiredConfirmations = override.confirmations ?? defaults.requiredConfirmations;
+
+  const address = (key: string, value: string, addressKind: 'deposit' | 'contract'): string => {
+    try {
+      return validateAddress(chain.family, value, testnet, { kind: addressKind });
+    } catch (error) {
+      if (error instanceof InvalidAddressError) throw new UsageError(`${at}.${key}: ${error.message}`);
+      throw error;
+    }
+  };
+
+  if (override.paymentContract !== undefined && chain.family !== 'evm') {
+    throw new UsageError(`${at}.paymentContract: payment contracts exist on EVM chains only, not on ${slug}`);
+  }
+
+  return {
+    chain: slug,
+    family: chain.family,
+    testnet,
+    enabled,
+    network: defaults.network,
+    chainId: defaults.chainId,
+    label: defaults.label,
+    blockTimeMs: override.blockTimeMs ?? defaults.blockTimeMs,
+    rpcUrl: override.rpcUrl ?? defaults.rpcUrl,
+    requiredConfirmations,
+    native: chain.native,
+    tokens: resolveTokens(at, chain, defaults, override, (key, value) => address(key, value, 'contract')),
+    paymentContract:
+      override.paymentContract === undefined ? null : address('paymentContract', override.paymentContract, 'contract'),
+    treasury: override.treasury === undefined ? null : address('treasury', override.treasury, 'deposit'),
+    traces: override.traces ?? false,
+    startMargin: override.startMargin ?? requiredConfirmations,
+  };
+}
+
+function resolveTokens(
+  at: string,
+  chain: ChainDefaults,
+  defaults: NetworkDefaults,
+  override: NetworkOverride,
+  address: (key: string, value: string) => string,
+): TokenRef[] {
+  const overrides = override.tokens ?? {};
+  for (const symbol of Object.keys(overrides)) {
+    const key = `tokens.${symbol}`;
+    if (symbol === chain.native.symbol) {
+      throw new UsageError(`${at}.${key}: ${symbol} is the native coin and has no contract address`);
+    }
+    if (!chain.tokenSymbols.includes(symbol)) {
+      const known = chain.tokenSymbols.length > 0 ? chain.tokenSymbols.join(', ') : 'none besides the native coin';
+      throw new UsageError(`${at}.${key}: ${chain.name} does not carry ${symbol} (tokens: ${known})`);
+    }
+  }
+
+  const tokens: TokenRef[] = [{ symbol: chain.native.symbol, decimals: chain.native.decimals, address: null }];
+  for (const symbol of chain.tokenSymbols) {
+    const base = defaults.tokens[symbol];
+    const patch = overrides[symbol];
+    if (patch !== undefined) {
+      const decimals = patch.decimals ?? base?.decimals;
+      // A token absent from the defaults (e.g. on a testnet with no official token) has no decimals to fall back on.
+      if (decimals === undefined) {
+        throw new UsageError(`${at}.tokens.${symbol}.decimals: required when adding a token the registry does not list`);
+      }
+      tokens.push({ symbol, decimals, address: address(`tokens.${symbol}.address`, patch.address) });
+    } else if (base !== undefined) {
+      tokens.push({ symbol, decimals: base.decimals, address: base.address });
+    }
+  }
+  return tokens;
+}
+
+/** The network of a chain; throws UsageError for a slug the registry does not know. */
+export function getNetwork(registry: ResolvedRegistry, slug: string, testnet: boolean): ResolvedNetwork {
+  if (!isChainSlug(slug)) throw new UsageError(`unknown chain slug ${JSON.stringify(slug)} (known: ${CHAIN_SLUGS.join(', ')})`);
+  const chain = registry.chains[slug];
+  return testnet ? chain.testnet : chain.mainnet;
+}
+
+/** The token of that symbol on the network (case-insensitive), or undefined when the network does not carry it. */
+export function findToken(network: ResolvedNetwork, symbol: string): TokenRef | undefined {
+  const wanted = symbol.toUpperCase();
+  return network.tokens.find((token) => token.symbol === wanted);
+}
+
+const POLL_FLOOR_MS = 5_000;
+
+/** How often a tracker re-checks a network: its block time, but never more often than every 5 s (spec). */
+export function pollIntervalMs(network: Pick<ResolvedNetwork, 'blockTimeMs'>): number {
+  return Math.max(network.blockTimeMs, POLL_FLOOR_MS);
+}
+
+/** What a buyer may choose: enabled chains and their tokens, narrowed by the merchant's choices (null = all). */
+export function availableCurrencies(
+  registry: ResolvedRegistry,
+  merchant: MerchantChoices,
+  testnet = false,
+): AvailableCurrencies {
+  const acceptedChains = merchant.acceptedChains === null ? null : new Set(merchant.acceptedChains.map((s) => s.toLowerCase()));
+  const acceptedBySlug = new Map<string, Set<string>>();
+  for (const [slug, symbols] of Object.entries(merchant.acceptedCurrencies ?? {})) {
+    acceptedBySlug.set(slug.toLowerCase(), new Set(symbols.map((s) => s.toUpperCase())));
+  }
+
+  const availableBlockchains: string[] = [];
+  const currencies: Record<string, string[]> = {};
+  for (const slug of CHAIN_SLUGS) {
+    const chain = registry.chains[slug];
+    if (!chain.enabled || (acceptedChains !== null && !acceptedChains.has(slug))) continue;
+    const network = testnet ? chain.testnet : chain.mainnet;
+    const accepted = acceptedBySlug.get(slug);
+    const symbols = network.tokens.map((t) => t.symbol).filter((symbol) => accepted === undefined || accepted.has(symbol));
+    if (symbols.length === 0) continue;
+    availableBlockchains.push(slug);
+    currencies[slug] = symbols;
+  }
+  return { availableBlockchains, availableCurrencies: currencies };
+}
