@@ -112,7 +112,7 @@ for (const dialect of DIALECTS) {
       assert.equal(box.open(m.apiSecretEnc, m.id), apiSecret);
       assert.deepEqual(m.acceptedChains, ['ethereum']);
       for (const entity of [WalletAddress, IdempotencyRecord, WebhookEvent, WebhookDelivery, WebhookAttempt, IndexerCursor, IndexedBlock, ObservedTransfer]) {
-        assert.equal(await read.count(entity, {}), 1, entity.name);
+        assert.equal(await read.count(entity as typeof WalletAddress, {}), 1, entity.name);
       }
     });
 

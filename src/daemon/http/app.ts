@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type HTTPMethods, type RouteHandlerMethod } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type HTTPMethods, type RouteHandlerMethod } from 'fastify';
 import { GatewayError } from '../../domain/errors.ts';
 import type { Logger } from '../../logger.ts';
 import { errorBody } from './envelope.ts';
@@ -29,7 +29,7 @@ export function createHttpApp(options: AppOptions): FastifyInstance {
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     // Malformed URLs and the like never reach the error handler; give them the envelope too.
     frameworkErrors: (err, req, reply) => {
-      reply.code(400).send(errorBody(req.id, 'VALIDATION_ERROR', `Malformed request: ${err.message}`));
+      void (reply as unknown as FastifyReply).code(400).send(errorBody(req.id, 'VALIDATION_ERROR', `Malformed request: ${err.message}`));
     },
   });
 
