@@ -4,6 +4,7 @@ import { merchantCommand } from './commands/merchant.ts';
 import { migrateCommand } from './commands/migrate.ts';
 import { secretsCommand } from './commands/secrets.ts';
 import { serveCommand } from './commands/serve.ts';
+import { walletsCommand } from './commands/wallets.ts';
 
 export function buildProgram(): Command {
   const program = new Command('chaingate')
@@ -14,6 +15,7 @@ export function buildProgram(): Command {
   program.addCommand(migrateCommand());
   program.addCommand(merchantCommand());
   program.addCommand(secretsCommand());
+  program.addCommand(walletsCommand());
   program.addCommand(configCommand());
   return program;
 }

@@ -64,3 +64,46 @@ export async function countFree(em: EntityManager, pool: { chain: string; isTest
   );
   return Number(rows[0]?.n ?? 0);
 }
+
+export interface SeedEntry {
+  address: string;
+  /** Child index under the account key; null for list files. */
+  index: number | null;
+}
+
+/**
+ * Adds addresses to a pool; ones already there (in this pool) are skipped and counted. The
+ * INSERT … ON CONFLICT DO NOTHING makes a concurrent seed of the same addresses safe too.
+ */
+export async function addToPool(
+  em: EntityManager,
+  pool: { chain: string; isTestnet: boolean },
+  source: string,
+  entries: SeedEntry[],
+  now = new Date(),
+): Promise<{ added: number; skipped: number }> {
+  let added = 0;
+  const { createId } = await import('@paralleldrive/cuid2');
+  for (let i = 0; i < entries.length; i += 200) {
+    const chunk = entries.slice(i, i + 200);
+    const values = chunk.map(() => `(?, ?, ?, ?, 'FREE', ?, ?, ?)`).join(', ');
+    const params = chunk.flatMap((e) => [createId(), pool.chain, pool.isTestnet, e.address, e.index, source, now]);
+    const rows = await em.execute<{ id: string }[]>(
+      `insert into wallet_address (id, chain, is_testnet, address, status, derivation_index, source, created_at)
+       values ${values} on conflict (chain, is_testnet, address) do nothing returning id`,
+      params,
+    );
+    added += rows.length;
+  }
+  return { added, skipped: entries.length - added };
+}
+
+/** Where derivation continues for an account key in a pool: one past the highest index seeded. */
+export async function nextDerivationIndex(em: EntityManager, pool: { chain: string; isTestnet: boolean }, source: string): Promise<number> {
+  const rows = await em.execute<{ m: number | string | null }[]>(
+    'select max(derivation_index) as m from wallet_address where chain = ? and is_testnet = ? and source = ?',
+    [pool.chain, pool.isTestnet, source],
+  );
+  const max = rows[0]?.m;
+  return max === null || max === undefined ? 0 : Number(max) + 1;
+}

@@ -1,0 +1,119 @@
+import { readFileSync } from 'node:fs';
+import { Command } from 'commander';
+import { deriveAddresses, keyFingerprint } from '../../chains/derive.ts';
+import { assertPublicKeyMaterial } from '../../chains/key-material.ts';
+import { CHAIN_SLUGS, getNetwork, isChainSlug, resolveRegistry } from '../../chains/registry.ts';
+import { InvalidAddressError, validateAddress } from '../../chains/validate-address.ts';
+import { UsageError } from '../../domain/errors.ts';
+import { addToPool, countFree, countPools, nextDerivationIndex, type SeedEntry } from '../../db/wallet-pool.ts';
+import { inTransaction } from '../../db/transaction.ts';
+import { openCommon } from '../context.ts';
+import { emit, table } from '../output.ts';
+
+function parseChain(value: string): string {
+  if (!isChainSlug(value)) throw new UsageError(`unknown chain slug ${JSON.stringify(value)} (known: ${CHAIN_SLUGS.join(', ')})`);
+  return value;
+}
+
+function parseCount(name: string) {
+  return (value: string): number => {
+    if (!/^\d{1,9}$/.test(value)) throw new UsageError(`${name} must be a non-negative integer`);
+    return Number(value);
+  };
+}
+
+/** One address per line; blank lines and # comments ignored. Every line is validated before anything is stored. */
+function readAddressFile(path: string, family: Parameters<typeof validateAddress>[0], testnet: boolean): SeedEntry[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new UsageError(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  const entries: SeedEntry[] = [];
+  const bad: string[] = [];
+  text.split(/\r?\n/).forEach((line, i) => {
+    const value = line.replace(/#.*/, '').trim();
+    if (!value) return;
+    try {
+      assertPublicKeyMaterial(value);
+      entries.push({ address: validateAddress(family, value, testnet), index: null });
+    } catch (err) {
+      if (err instanceof InvalidAddressError || err instanceof UsageError) bad.push(`line ${i + 1}: ${err.message}`);
+      else throw err;
+    }
+  });
+  if (bad.length) {
+    throw new UsageError(`${path} has ${bad.length} invalid line(s), nothing was added:\n  ${bad.slice(0, 20).join('\n  ')}${bad.length > 20 ? '\n  …' : ''}`);
+  }
+  if (entries.length === 0) throw new UsageError(`${path} holds no addresses`);
+  return entries;
+}
+
+export function walletsCommand(): Command {
+  const cmd = new Command('wallets').description('watch-only deposit address pools (the server never holds a private key)');
+
+  cmd
+    .command('seed')
+    .description('add deposit addresses to a pool: derived from an account xpub, or read from a file (solana, ton)')
+    .requiredOption('--chain <slug>', 'chain slug', parseChain)
+    .option('--testnet', "seed the chain's testnet pool")
+    .option('--xpub <key>', 'account-level extended public key (xpub/zpub/tpub/vpub); children 0/i are derived')
+    .option('--count <n>', 'how many addresses to derive', parseCount('--count'))
+    .option('--start <i>', 'first child index (default: continue after the last one seeded)', parseCount('--start'))
+    .option('--file <path>', 'a file with one address per line')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { chain: string; testnet?: boolean; xpub?: string; count?: number; start?: number; file?: string; json?: boolean }) => {
+      if (Boolean(opts.xpub) === Boolean(opts.file)) throw new UsageError('give either --xpub KEY --count N or --file PATH');
+      if (opts.xpub && opts.count === undefined) throw new UsageError('--xpub needs --count N');
+      if (opts.file && (opts.count !== undefined || opts.start !== undefined)) throw new UsageError('--count and --start go with --xpub, not --file');
+      const common = await openCommon();
+      try {
+        const network = getNetwork(resolveRegistry(common.config.chains), opts.chain, Boolean(opts.testnet));
+        const pool = { chain: network.chain, isTestnet: network.testnet };
+        const em = common.db.em();
+        let entries: SeedEntry[];
+        let source: string;
+        let start: number | null = null;
+        if (opts.xpub) {
+          assertPublicKeyMaterial(opts.xpub);
+          source = keyFingerprint(opts.xpub);
+          start = opts.start ?? (await nextDerivationIndex(em, pool, source));
+          entries = deriveAddresses({ family: network.family, testnet: network.testnet, xpub: opts.xpub, start, count: opts.count! });
+        } else {
+          source = 'file';
+          entries = readAddressFile(opts.file!, network.family, network.testnet);
+        }
+        // Duplicates inside the input count as skipped too.
+        const unique = [...new Map(entries.map((e) => [e.address, e])).values()];
+        const result = await inTransaction(common.db, (tx) => addToPool(tx, pool, source, unique));
+        const skipped = result.skipped + (entries.length - unique.length);
+        const free = await countFree(common.db.em(), pool);
+        const out = { chain: network.chain, network: network.network, isTestnet: network.testnet, source, start, added: result.added, skipped, free };
+        common.log.info({ chain: out.chain, network: out.network, added: out.added, skipped, free }, 'seeded wallet pool');
+        emit(opts.json, out, () => `${out.chain} ${out.network}: added ${out.added}, skipped ${skipped} already present, ${free} free now`);
+      } finally {
+        await common.close();
+      }
+    });
+
+  cmd
+    .command('list')
+    .description('free / leased / total addresses per chain and network')
+    .option('--chain <slug>', 'only this chain', parseChain)
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { chain?: string; json?: boolean }) => {
+      const common = await openCommon();
+      try {
+        const registry = resolveRegistry(common.config.chains);
+        const rows = (await countPools(common.db.em(), opts.chain)).map((r) => ({
+          ...r,
+          network: getNetwork(registry, r.chain, r.isTestnet).network,
+        }));
+        emit(opts.json, rows, () => table(rows, ['chain', 'network', 'free', 'leased', 'total']));
+      } finally {
+        await common.close();
+      }
+    });
+  return cmd;
+}

@@ -1,0 +1,112 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HDNodeWallet, Mnemonic } from 'ethers';
+import { migrate } from '../../src/db/migrate.ts';
+import { openDatabase } from '../../src/db/orm.ts';
+import { inTransaction } from '../../src/db/transaction.ts';
+import { addToPool, leaseAddress } from '../../src/db/wallet-pool.ts';
+import { runCli } from '../helpers/cli.ts';
+import { createTestDatabase, DIALECTS, skipUnless } from '../helpers/databases.ts';
+
+const PHRASE = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
+const EVM_ACCOUNT_XPUB = HDNodeWallet.fromMnemonic(Mnemonic.fromPhrase(PHRASE), "m/44'/60'/0'").neuter().extendedKey;
+const BIP84_ZPUB = 'zpub6rFR7y4Q2AijBEqTUquhVz398htDFrtymD9xYYfG1m4wAcvPhXNfE3EfH1r1ADqtfSdVCToUG868RvUUkgDKf31mGDtKsAYz2oz2AGutZYs';
+const SOL = ['11111111111111111111111111111111', 'So11111111111111111111111111111111111111112', 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v'];
+
+function workspace(t: { after(fn: () => void): void }) {
+  const dir = mkdtempSync(join(tmpdir(), 'cg-wallets-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return { dir, env: { CHAINGATE_DATABASE_URL: `sqlite:${join(dir, 'cg.db')}` } };
+}
+
+describe('chaingate wallets CLI', () => {
+  test('seed derives 0/i from an account xpub, continues where it stopped, skips duplicates', async (t) => {
+    const { env } = workspace(t);
+    const first = await runCli(['wallets', 'seed', '--chain', 'ethereum', '--xpub', EVM_ACCOUNT_XPUB, '--count', '5', '--json'], env);
+    assert.equal(first.code, 0, first.stderr);
+    assert.deepEqual(JSON.parse(first.stdout), { chain: 'ethereum', network: 'MAINNET', isTestnet: false, source: JSON.parse(first.stdout).source, start: 0, added: 5, skipped: 0, free: 5 });
+    const next = JSON.parse((await runCli(['wallets', 'seed', '--chain', 'ethereum', '--xpub', EVM_ACCOUNT_XPUB, '--count', '3', '--json'], env)).stdout);
+    assert.deepEqual([next.start, next.added, next.free], [5, 3, 8]);
+    const again = JSON.parse((await runCli(['wallets', 'seed', '--chain', 'ethereum', '--xpub', EVM_ACCOUNT_XPUB, '--count', '2', '--start', '0', '--json'], env)).stdout);
+    assert.deepEqual([again.added, again.skipped, again.free], [0, 2, 8]);
+    const polygon = JSON.parse((await runCli(['wallets', 'seed', '--chain', 'polygon', '--xpub', EVM_ACCOUNT_XPUB, '--count', '2', '--json'], env)).stdout);
+    assert.deepEqual([polygon.added, polygon.free], [2, 2], 'the same xpub seeds another chain into its own pool');
+    const btc = await runCli(['wallets', 'seed', '--chain', 'bitcoin', '--xpub', BIP84_ZPUB, '--count', '2', '--json'], env);
+    assert.equal(btc.code, 0, btc.stderr);
+
+    const db = await openDatabase(env.CHAINGATE_DATABASE_URL);
+    t.after(() => db.close());
+    const rows = await db.em().execute<{ address: string; derivation_index: number }[]>("select address, derivation_index from wallet_address where chain = 'ethereum' order by derivation_index");
+    assert.equal(rows[0]!.address, '0x9858EfFD232B4033E47d90003D41EC34EcaEda94', 'BIP44 vector at 0/0, EIP-55 checksummed');
+    assert.deepEqual(rows.map((r) => Number(r.derivation_index)), [0, 1, 2, 3, 4, 5, 6, 7]);
+    const btcRows = await db.em().execute<{ address: string }[]>("select address from wallet_address where chain = 'bitcoin' order by derivation_index");
+    assert.deepEqual(btcRows.map((r) => r.address), ['bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu', 'bc1qnjg0jd8228aq7egyzacy8cys3knf9xvrerkf9g']);
+
+    const list = JSON.parse((await runCli(['wallets', 'list', '--json'], env)).stdout) as { chain: string; network: string; free: number; leased: number; total: number }[];
+    assert.deepEqual(list.find((r) => r.chain === 'ethereum'), { chain: 'ethereum', isTestnet: false, free: 8, leased: 0, total: 8, network: 'MAINNET' });
+    const human = await runCli(['wallets', 'list', '--chain', 'polygon'], env);
+    assert.match(human.stdout, /polygon\s+MAINNET\s+2\s+0\s+2/);
+  });
+
+  test('seed --file validates every line, skips duplicates, and refuses a file with a bad line', async (t) => {
+    const { dir, env } = workspace(t);
+    const good = join(dir, 'sol.txt');
+    writeFileSync(good, `# devnet-free list\n${SOL[0]}\n${SOL[1]}\n\n${SOL[1]}\n${SOL[2]}\n`);
+    const res = JSON.parse((await runCli(['wallets', 'seed', '--chain', 'solana', '--file', good, '--json'], env)).stdout);
+    assert.deepEqual([res.added, res.skipped, res.free], [3, 1, 3]);
+    const bad = join(dir, 'bad.txt');
+    writeFileSync(bad, `${SOL[0]}\nnot-an-address\n0x9858EfFD232B4033E47d90003D41EC34EcaEda94\n`);
+    const refused = await runCli(['wallets', 'seed', '--chain', 'solana', '--file', bad], env);
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /2 invalid line\(s\), nothing was added/);
+    assert.match(refused.stderr, /line 2/);
+    assert.match(refused.stderr, /line 3/);
+    const ton = await runCli(['wallets', 'seed', '--chain', 'ton', '--xpub', EVM_ACCOUNT_XPUB, '--count', '1'], env);
+    assert.equal(ton.code, 2, 'ton keys cannot be derived from a public parent');
+  });
+
+  test('private keys and seed phrases are refused and never echoed', async (t) => {
+    const { env } = workspace(t);
+    const xprv = HDNodeWallet.fromMnemonic(Mnemonic.fromPhrase(PHRASE), "m/44'/60'/0'").extendedKey;
+    for (const secret of [xprv, PHRASE, '4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318']) {
+      const res = await runCli(['wallets', 'seed', '--chain', 'ethereum', '--xpub', secret, '--count', '1'], env);
+      assert.equal(res.code, 2);
+      assert.match(res.stderr, /watch-only/);
+      assert.ok(!res.stderr.includes(secret) && !res.stdout.includes(secret), 'the secret is not repeated');
+      assert.ok(!res.stderr.includes(secret.slice(5, 25)));
+    }
+    const bad = await runCli(['wallets', 'seed', '--chain', 'dogecoin', '--file', '/dev/null'], env);
+    assert.equal(bad.code, 2);
+    const both = await runCli(['wallets', 'seed', '--chain', 'ethereum'], env);
+    assert.equal(both.code, 2);
+  });
+});
+
+for (const dialect of DIALECTS) {
+  describe(`wallet pool leasing on ${dialect}`, { skip: await skipUnless(dialect) }, () => {
+    test('50 parallel leases get 50 distinct addresses; an empty pool leases nothing', async (t) => {
+      const tdb = await createTestDatabase(dialect);
+      const db = await openDatabase(tdb.url);
+      t.after(async () => {
+        await db.close();
+        await tdb.drop();
+      });
+      await migrate(db);
+      const pool = { chain: 'ethereum', isTestnet: false };
+      const addresses = Array.from({ length: 50 }, (_, i) => `0x${(i + 1).toString(16).padStart(40, '0')}`);
+      await inTransaction(db, (em) => addToPool(em, pool, 'test', addresses.map((address, index) => ({ address, index }))));
+      const leased = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => inTransaction(db, (em) => leaseAddress(em, db.dialect, pool, `pay${i}`, new Date()))),
+      );
+      assert.equal(leased.filter(Boolean).length, 50);
+      assert.equal(new Set(leased.map((l) => l!.address)).size, 50);
+      const none = await inTransaction(db, (em) => leaseAddress(em, db.dialect, pool, 'pay-extra', new Date()));
+      assert.equal(none, null);
+      const testnet = await inTransaction(db, (em) => leaseAddress(em, db.dialect, { chain: 'ethereum', isTestnet: true }, 'pay-t', new Date()));
+      assert.equal(testnet, null, 'pools are per network');
+    });
+  });
+}
