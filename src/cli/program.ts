@@ -5,6 +5,9 @@ import { migrateCommand } from './commands/migrate.ts';
 import { secretsCommand } from './commands/secrets.ts';
 import { serveCommand } from './commands/serve.ts';
 import { walletsCommand } from './commands/wallets.ts';
+import { webhooksCommand } from './commands/webhooks.ts';
+import { indexCommand } from './commands/index-chain.ts';
+import { transfersCommand } from './commands/transfers.ts';
 
 export function buildProgram(): Command {
   const program = new Command('chaingate')
@@ -16,6 +19,9 @@ export function buildProgram(): Command {
   program.addCommand(merchantCommand());
   program.addCommand(secretsCommand());
   program.addCommand(walletsCommand());
+  program.addCommand(webhooksCommand());
+  program.addCommand(indexCommand());
+  program.addCommand(transfersCommand());
   program.addCommand(configCommand());
   return program;
 }

@@ -7,6 +7,9 @@ export const databaseUrl = z
   .string()
   .refine((v) => /^sqlite:.+/.test(v) || /^postgres(ql)?:\/\/.+/.test(v), 'must be sqlite:<path> or postgres://…');
 
+/** At most `max` requests in any `windowMs` milliseconds. */
+const windowLimit = z.strictObject({ max: z.int().min(1), windowMs: z.int().min(1).max(86_400_000) });
+
 export const configSchema = z.strictObject({
   database: z.strictObject({ url: databaseUrl }),
   server: z.strictObject({
@@ -36,17 +39,45 @@ export const configSchema = z.strictObject({
       timeoutMs: z.int().min(100),
     }),
   }),
-  rateLimit: z
-    .strictObject({
-      enabled: z.boolean(),
-    })
-    .catchall(z.unknown()),
-  webhooks: z.strictObject({
-    maxAttempts: z.int().min(1).max(20),
-    timeoutMs: z.int().min(100).max(60_000),
-    allowPrivateNetworks: z.boolean(),
+  rateLimit: z.strictObject({
+    enabled: z.boolean(),
+    /** Per client IP and route of the checkout API (docs/rate-limits.md). */
+    routes: z.strictObject({
+      invoiceRead: windowLimit,
+      invoiceStatus: windowLimit,
+      checkout: windowLimit,
+      paymentStatus: windowLimit,
+      confirm: windowLimit,
+    }),
+    /** Per client IP across every route of the daemon. */
+    serviceWide: z.strictObject({ burst: windowLimit, sustained: windowLimit }),
   }),
+  webhooks: z
+    .strictObject({
+      maxAttempts: z.int().min(1).max(20),
+      timeoutMs: z.int().min(100).max(60_000),
+      allowPrivateNetworks: z.boolean(),
+      retryScheduleSeconds: z.array(z.number().min(0).max(7 * 86_400)).min(1),
+      retryJitter: z.number().min(0).max(1),
+      pollIntervalMs: z.int().min(10).max(60_000),
+      leaseSeconds: z.number().positive().max(3600),
+      concurrency: z.int().min(1).max(100),
+      responseBodyLimit: z.int().min(0).max(64 * 1024),
+    })
+    // A lease must outlive the slowest attempt, or a second sender could take the row mid-attempt.
+    .refine((w) => w.leaseSeconds * 1000 >= w.timeoutMs + 5000, {
+      path: ['leaseSeconds'],
+      message: 'must exceed webhooks.timeoutMs by at least 5 seconds',
+    }),
   chains: z.record(z.string(), chainOverrideSchema),
+  indexer: z.strictObject({
+    maxBlocksPerRange: z.int().min(1).max(10_000),
+    minPollMs: z.int().min(50).max(600_000),
+    leaseSeconds: z.int().min(5).max(3600),
+    lateWatchDays: z.number().min(0).max(365),
+    rpcTimeoutMs: z.int().min(500).max(120_000),
+    addressesPerLogQuery: z.int().min(1).max(10_000),
+  }),
   idToken: z
     .strictObject({
       issuer: z.string().optional(),

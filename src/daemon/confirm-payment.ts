@@ -1,4 +1,11 @@
+import { FetchRequest, getAddress, JsonRpcProvider, Network } from 'ethers';
+import { getNetwork } from '../chains/registry.ts';
 import { GatewayError } from '../domain/errors.ts';
+import { ObservedTransfer } from '../db/entities/observed-transfer.entity.ts';
+import { loadPayment } from '../db/payments.ts';
+import { recomputeCredit } from '../db/payment-transitions.ts';
+import { inTransaction } from '../db/transaction.ts';
+import { PAYMENT_RECEIVED_TOPIC } from '../indexers/evm/evm-source.ts';
 import type { DaemonDeps } from './deps.ts';
 
 export interface ConfirmResult {
@@ -9,10 +16,99 @@ export interface ConfirmResult {
   message: string;
 }
 
+interface Receipt {
+  status: string;
+  to: string | null;
+  blockNumber: string;
+  blockHash: string;
+  transactionHash: string;
+  from: string;
+  logs: { address: string; topics: string[]; data: string; logIndex: string }[];
+}
+
+const ZERO_WORD = `0x${'0'.repeat(64)}`;
+
 /**
- * POST /checkout/api/v1/payments/{id}/confirm after the id token and body were checked: verifies the
- * receipt on chain and moves the payment to PROCESSING. Implemented with the EVM indexer (issue 6).
+ * POST /checkout/api/v1/payments/{id}/confirm, after the id token and body were checked: verifies
+ * the receipt on chain and moves the payment to PROCESSING. The transfer is recorded like the
+ * indexer records it (same unique row), so the indexer's later sighting of the event adds nothing.
  */
-export async function confirmContractPayment(_deps: DaemonDeps, _paymentId: string, _txHash: string): Promise<ConfirmResult> {
-  throw new GatewayError('SERVICE_UNAVAILABLE', 'On-chain confirmation is not available on this server yet');
+export async function confirmContractPayment(deps: DaemonDeps, paymentId: string, txHash: string, now = new Date()): Promise<ConfirmResult> {
+  const { db } = deps.common;
+  const payment = await loadPayment(db, paymentId, null, now);
+  const current = (message: string): ConfirmResult => ({
+    status: payment.status,
+    transactionHash: payment.transactionHash ?? null,
+    confirmations: payment.confirmations,
+    requiredConfirmations: payment.requiredConfirmations,
+    message,
+  });
+  if (payment.paymentType !== 'SMART_CONTRACT') throw new GatewayError('PAYMENT_NOT_CONFIRMABLE', 'Only web3 and service_wallet payments are confirmed with a transaction hash');
+  if (payment.status === 'PROCESSING' || payment.status === 'CONFIRMING' || payment.status === 'COMPLETED') return current('Payment is already being processed');
+  if (payment.status === 'EXPIRED' || (payment.status === 'PENDING' && payment.expiresAt <= now)) throw new GatewayError('PAYMENT_EXPIRED', 'The payment window has closed');
+  if (payment.status !== 'PENDING') throw new GatewayError('PAYMENT_NOT_CONFIRMABLE', `Payment is ${payment.status}`);
+
+  const network = getNetwork(deps.registry, payment.blockchain, payment.isTestnet);
+  const receipt = await fetchReceipt(network.rpcUrl, network.chainId, txHash);
+  if (!receipt) throw new GatewayError('TX_NOT_FOUND', 'Transaction is not mined yet; retry in a few seconds');
+  if (BigInt(receipt.status) !== 1n) throw new GatewayError('TX_FAILED', 'Transaction reverted on chain');
+  const contract = payment.contractAddress ?? '';
+  if (!receipt.to || receipt.to.toLowerCase() !== contract.toLowerCase()) {
+    throw new GatewayError('TX_CONTRACT_MISMATCH', 'Transaction was not sent to the payment contract');
+  }
+  const wantToken = payment.tokenAddress ? `0x${'0'.repeat(24)}${payment.tokenAddress.slice(2).toLowerCase()}` : ZERO_WORD;
+  const log = receipt.logs.find(
+    (l) =>
+      l.address.toLowerCase() === contract.toLowerCase() &&
+      l.topics[0]?.toLowerCase() === PAYMENT_RECEIVED_TOPIC &&
+      l.topics[1]?.toLowerCase() === (payment.externalId ?? '').toLowerCase() &&
+      l.topics[3]?.toLowerCase() === wantToken,
+  );
+  if (!log) throw new GatewayError('TX_PAYMENT_MISMATCH', "Transaction holds no PaymentReceived event for this payment's externalId and coin");
+
+  const updated = await inTransaction(db, async (em) => {
+    const logIndex = Number(BigInt(log.logIndex));
+    const exists = await em.findOne(ObservedTransfer, { chain: payment.blockchain, network: payment.network, txHash: receipt.transactionHash, logIndex });
+    if (!exists) {
+      em.create(ObservedTransfer, {
+        chain: payment.blockchain,
+        network: payment.network,
+        txHash: receipt.transactionHash,
+        logIndex,
+        blockNumber: BigInt(receipt.blockNumber).toString(),
+        blockHash: receipt.blockHash,
+        fromAddress: getAddress(`0x${log.topics[2]!.slice(-40)}`),
+        toAddress: getAddress(contract),
+        tokenAddress: payment.tokenAddress ?? null,
+        symbol: payment.cryptoCurrency,
+        amount: BigInt(log.data).toString(),
+        paymentId: payment.id,
+        status: 'CREDITED',
+        note: 'confirmed by the buyer',
+      });
+      await em.flush();
+    }
+    return recomputeCredit(em, payment.id, now);
+  });
+  return {
+    status: updated.status,
+    transactionHash: updated.transactionHash ?? null,
+    confirmations: updated.confirmations,
+    requiredConfirmations: updated.requiredConfirmations,
+    message: 'Transaction verified; the payment is confirming on chain',
+  };
+}
+
+async function fetchReceipt(url: string, chainId: number | null, txHash: string): Promise<Receipt | null> {
+  const request = new FetchRequest(url);
+  request.timeout = 10_000;
+  const network = chainId ? Network.from(chainId) : undefined;
+  const provider = new JsonRpcProvider(request, network, { staticNetwork: network, batchMaxCount: 1, cacheTimeout: -1 });
+  try {
+    return (await provider.send('eth_getTransactionReceipt', [txHash])) as Receipt | null;
+  } catch (cause) {
+    throw new GatewayError('SERVICE_UNAVAILABLE', 'The chain node could not be reached; retry shortly', { cause });
+  } finally {
+    provider.destroy();
+  }
 }

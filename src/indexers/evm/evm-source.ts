@@ -1,0 +1,259 @@
+import { getAddress, id as keccakId, zeroPadValue } from 'ethers';
+import { RangeTooLargeError, RpcUnsupportedError, type Rpc } from './rpc.ts';
+import type { BlockRef, ChainSource, RangeResult, SeenTransfer, WatchSet } from '../source.ts';
+
+export const TRANSFER_TOPIC = keccakId('Transfer(address,address,uint256)');
+export const PAYMENT_RECEIVED_TOPIC = keccakId('PaymentReceived(bytes32,address,address,uint256)');
+const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
+
+/** A block changed under us while a range was being read; the caller re-checks the chain and retries. */
+export class ReorgDuringFetch extends Error {
+  override readonly name = 'ReorgDuringFetch';
+}
+
+interface RpcBlock {
+  number: string;
+  hash: string;
+  parentHash: string;
+  timestamp: string;
+  transactions: (string | RpcTx)[];
+}
+interface RpcTx {
+  hash: string;
+  from: string;
+  to: string | null;
+  value: string;
+}
+interface RpcLog {
+  address: string;
+  topics: string[];
+  data: string;
+  blockNumber: string;
+  blockHash: string;
+  transactionHash: string;
+  logIndex: string;
+  removed?: boolean;
+}
+interface TraceFrame {
+  type?: string;
+  from?: string;
+  to?: string;
+  value?: string;
+  error?: string;
+  calls?: TraceFrame[];
+}
+
+const hex = (n: bigint) => `0x${n.toString(16)}`;
+const topicAddress = (topic: string) => getAddress(`0x${topic.slice(-40)}`);
+
+export interface EvmSourceOptions {
+  rpc: Rpc;
+  /** Follow contract-internal native transfers with call traces (RPC must offer debug tracing). */
+  traces: boolean;
+  /** Deposit addresses per eth_getLogs OR-list. */
+  addressChunk?: number;
+}
+
+/**
+ * Reads one block range of an EVM chain. RPC calls per range: one per block (headers, with full
+ * transactions when native deposits are watched), one eth_getLogs per chunk of watched addresses
+ * (any token contract: look-alikes are recorded, never credited), one for the payment contract's
+ * events, one receipt per matched native transaction, and per-transaction traces only when
+ * `traces` is on. Nothing is one call per watched address (docs/indexers.md).
+ */
+export function createEvmSource(options: EvmSourceOptions): ChainSource {
+  const { rpc } = options;
+  const chunk = options.addressChunk ?? 500;
+  let traceBlockSupported: boolean | null = null;
+
+  async function getBlock(n: bigint, full: boolean): Promise<RpcBlock> {
+    return rpc.call<RpcBlock>('eth_getBlockByNumber', [hex(n), full]);
+  }
+
+  async function getLogs(filter: Record<string, unknown>, from: bigint, to: bigint): Promise<RpcLog[]> {
+    try {
+      return await rpc.call<RpcLog[]>('eth_getLogs', [{ ...filter, fromBlock: hex(from), toBlock: hex(to) }]);
+    } catch (err) {
+      if (!(err instanceof RangeTooLargeError) || from === to) throw err;
+      const mid = from + (to - from) / 2n;
+      return [...(await getLogs(filter, from, mid)), ...(await getLogs(filter, mid + 1n, to))];
+    }
+  }
+
+  async function traceBlock(block: RpcBlock): Promise<{ txHash: string; result: TraceFrame }[]> {
+    if (traceBlockSupported !== false) {
+      try {
+        const traces = await rpc.call<{ txHash?: string; result: TraceFrame }[]>('debug_traceBlockByNumber', [block.number, { tracer: 'callTracer' }]);
+        traceBlockSupported = true;
+        return traces.map((t, i) => ({ txHash: t.txHash ?? txHashOf(block.transactions[i]!), result: t.result }));
+      } catch (err) {
+        if (!(err instanceof RpcUnsupportedError)) throw err;
+        traceBlockSupported = false;
+      }
+    }
+    // Fallback for nodes without block tracing (Hardhat 3): one trace per transaction.
+    const out: { txHash: string; result: TraceFrame }[] = [];
+    for (const tx of block.transactions) {
+      const hash = txHashOf(tx);
+      out.push({ txHash: hash, result: await rpc.call<TraceFrame>('debug_traceTransaction', [hash, { tracer: 'callTracer' }]) });
+    }
+    return out;
+  }
+
+  return {
+    async head() {
+      return BigInt(await rpc.call<string>('eth_blockNumber', []));
+    },
+
+    async blockAt(n) {
+      const b = await rpc.call<RpcBlock | null>('eth_getBlockByNumber', [hex(n), false], { allowNull: true });
+      return b ? toRef(b) : null;
+    },
+
+    async fetchRange(from, to, watch: WatchSet): Promise<RangeResult> {
+      const wantNative = watch.addresses.size > 0;
+      const blocks: RpcBlock[] = [];
+      for (let n = from; n <= to; n++) blocks.push(await getBlock(n, wantNative));
+      const refs = blocks.map(toRef);
+      for (let i = 1; i < refs.length; i++) {
+        if (refs[i]!.parentHash !== refs[i - 1]!.hash) throw new ReorgDuringFetch(`block ${refs[i]!.number} does not extend ${refs[i - 1]!.number}`);
+      }
+      const hashAt = new Map(refs.map((r) => [r.number, r]));
+      const transfers: SeenTransfer[] = [];
+
+      // Native coin sent straight to a watched address.
+      if (wantNative) {
+        for (const block of blocks) {
+          const ref = hashAt.get(BigInt(block.number))!;
+          for (const tx of block.transactions) {
+            if (typeof tx === 'string' || !tx.to || !watch.addresses.has(tx.to.toLowerCase()) || BigInt(tx.value) === 0n) continue;
+            const receipt = await rpc.call<{ status: string }>('eth_getTransactionReceipt', [tx.hash]);
+            transfers.push({
+              txHash: tx.hash,
+              logIndex: -1,
+              blockNumber: ref.number,
+              blockHash: ref.hash,
+              blockTime: ref.timestamp,
+              from: getAddress(tx.from),
+              to: getAddress(tx.to),
+              token: null,
+              amount: BigInt(tx.value),
+              kind: 'native',
+              reverted: BigInt(receipt.status) === 0n,
+            });
+          }
+        }
+        // Native coin moved by contracts (exchange hot wallets, smart wallets): only visible in traces.
+        if (options.traces) {
+          for (const block of blocks) {
+            if (block.transactions.length === 0) continue;
+            const ref = hashAt.get(BigInt(block.number))!;
+            for (const { txHash, result } of await traceBlock(block)) {
+              if (result.error) continue;
+              let ordinal = 0;
+              for (const frame of internalValueCalls(result)) {
+                ordinal++;
+                if (!frame.to || !watch.addresses.has(frame.to.toLowerCase())) continue;
+                transfers.push({
+                  txHash,
+                  logIndex: -1 - ordinal,
+                  blockNumber: ref.number,
+                  blockHash: ref.hash,
+                  blockTime: ref.timestamp,
+                  from: frame.from ? getAddress(frame.from) : null,
+                  to: getAddress(frame.to),
+                  token: null,
+                  amount: BigInt(frame.value!),
+                  kind: 'trace',
+                  reverted: false,
+                });
+              }
+            }
+          }
+        }
+      }
+
+      // ERC-20 Transfer logs to watched addresses, from any contract.
+      const padded = [...watch.addresses].map((a) => zeroPadValue(a, 32).toLowerCase());
+      for (let i = 0; i < padded.length; i += chunk) {
+        const logs = await getLogs({ topics: [TRANSFER_TOPIC, null, padded.slice(i, i + chunk)] }, from, to);
+        for (const log of logs) {
+          if (log.removed || log.topics.length !== 3 || log.data.length !== 66) continue; // ERC-721 and odd events
+          const ref = checkLog(hashAt, log);
+          transfers.push({
+            txHash: log.transactionHash,
+            logIndex: Number(BigInt(log.logIndex)),
+            blockNumber: ref.number,
+            blockHash: ref.hash,
+            blockTime: ref.timestamp,
+            from: topicAddress(log.topics[1]!),
+            to: topicAddress(log.topics[2]!),
+            token: getAddress(log.address),
+            amount: BigInt(log.data),
+            kind: 'token',
+            reverted: false,
+          });
+        }
+      }
+
+      // The payment contract's events, matched to web3/service_wallet payments by externalId.
+      if (watch.paymentContract) {
+        const logs = await getLogs({ address: watch.paymentContract, topics: [PAYMENT_RECEIVED_TOPIC] }, from, to);
+        for (const log of logs) {
+          if (log.removed || log.topics.length !== 4) continue;
+          const ref = checkLog(hashAt, log);
+          const token = topicAddress(log.topics[3]!);
+          transfers.push({
+            txHash: log.transactionHash,
+            logIndex: Number(BigInt(log.logIndex)),
+            blockNumber: ref.number,
+            blockHash: ref.hash,
+            blockTime: ref.timestamp,
+            from: topicAddress(log.topics[2]!),
+            to: getAddress(log.address),
+            token: token === ZERO_ADDRESS ? null : token,
+            amount: BigInt(log.data),
+            kind: 'contract',
+            externalId: log.topics[1]!.toLowerCase(),
+            reverted: false,
+          });
+        }
+      }
+      return { blocks: refs, transfers };
+    },
+
+    async receipt(txHash) {
+      return rpc.call('eth_getTransactionReceipt', [txHash], { allowNull: true });
+    },
+
+    close: () => rpc.close(),
+  };
+}
+
+function toRef(b: RpcBlock): BlockRef {
+  return { number: BigInt(b.number), hash: b.hash, parentHash: b.parentHash, timestamp: Number(BigInt(b.timestamp)) };
+}
+
+function txHashOf(tx: string | RpcTx): string {
+  return typeof tx === 'string' ? tx : tx.hash;
+}
+
+function checkLog(hashAt: Map<bigint, BlockRef>, log: RpcLog): BlockRef {
+  const ref = hashAt.get(BigInt(log.blockNumber));
+  if (!ref || ref.hash !== log.blockHash) throw new ReorgDuringFetch(`log in block ${BigInt(log.blockNumber)} has another hash than the block read`);
+  return ref;
+}
+
+/** Value-carrying calls below the top-level call, skipping failed frames and everything under them. */
+export function internalValueCalls(root: TraceFrame): TraceFrame[] {
+  const out: TraceFrame[] = [];
+  const walk = (frame: TraceFrame) => {
+    for (const child of frame.calls ?? []) {
+      if (child.error) continue;
+      if (child.value && BigInt(child.value) > 0n && (child.type === 'CALL' || child.type === 'CREATE' || child.type === 'CREATE2' || child.type === undefined)) out.push(child);
+      walk(child);
+    }
+  };
+  walk(root);
+  return out;
+}

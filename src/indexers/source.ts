@@ -1,0 +1,47 @@
+// The one interface every chain family's reader implements (evm/, later bitcoin/, tron/, …).
+
+export interface BlockRef {
+  number: bigint;
+  hash: string;
+  parentHash: string;
+  /** Unix seconds. */
+  timestamp: number;
+}
+
+export interface SeenTransfer {
+  txHash: string;
+  /** Log index; output index on UTXO chains; -1 a native transfer; -1 - n the n-th traced internal transfer. */
+  logIndex: number;
+  blockNumber: bigint;
+  blockHash: string;
+  blockTime: number;
+  from: string | null;
+  to: string;
+  /** Token contract; null for the native coin. */
+  token: string | null;
+  amount: bigint;
+  kind: 'native' | 'token' | 'trace' | 'contract';
+  /** Payment-contract events carry the payment's externalId. */
+  externalId?: string;
+  reverted: boolean;
+}
+
+export interface WatchSet {
+  /** Deposit addresses, lowercase. */
+  addresses: Set<string>;
+  paymentContract: string | null;
+}
+
+export interface RangeResult {
+  blocks: BlockRef[];
+  transfers: SeenTransfer[];
+}
+
+export interface ChainSource {
+  head(): Promise<bigint>;
+  /** The canonical block at that height, or null when the chain is not that long (any more). */
+  blockAt(n: bigint): Promise<BlockRef | null>;
+  fetchRange(from: bigint, to: bigint, watch: WatchSet): Promise<RangeResult>;
+  receipt(txHash: string): Promise<unknown>;
+  close(): void;
+}

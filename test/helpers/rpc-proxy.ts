@@ -1,0 +1,107 @@
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type Fault = '429' | '500' | 'timeout' | 'garbage' | 'null' | 'reset';
+
+export interface RpcProxyOptions {
+  target: string;
+  latencyMs?: number;
+  /** Share of requests that get a fault (0..1); deterministic with the seed. */
+  faultRate?: number;
+  faults?: Fault[];
+  /** How long a 'timeout' fault holds the request before dropping it. */
+  hangMs?: number;
+  seed?: number;
+}
+
+export interface RpcProxy {
+  url: string;
+  stats: { requests: number; faults: Record<string, number> };
+  setFaultRate(rate: number): void;
+  close(): Promise<void>;
+}
+
+/** A JSON-RPC proxy on 127.0.0.1 that adds latency and injects 429s, 5xx, hangs, garbage and null results. */
+export async function startRpcProxy(options: RpcProxyOptions): Promise<RpcProxy> {
+  let seed = options.seed ?? 42;
+  const random = () => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed / 0x7fffffff;
+  };
+  let faultRate = options.faultRate ?? 0;
+  const faults = options.faults ?? ['429', '500', 'timeout', 'garbage', 'null', 'reset'];
+  const stats = { requests: 0, faults: {} as Record<string, number> };
+  const target = new URL(options.target);
+  const sockets = new Set<import('node:net').Socket>();
+
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      stats.requests++;
+      const body = Buffer.concat(chunks);
+      const go = () => {
+        if (random() < faultRate) {
+          const fault = faults[Math.floor(random() * faults.length)]!;
+          stats.faults[fault] = (stats.faults[fault] ?? 0) + 1;
+          switch (fault) {
+            case '429':
+              res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '0' }).end('{"jsonrpc":"2.0","id":1,"error":{"code":429,"message":"Too Many Requests"}}');
+              return;
+            case '500':
+              res.writeHead(502, { 'content-type': 'text/html' }).end('<html>bad gateway</html>');
+              return;
+            case 'timeout':
+              setTimeout(() => res.destroy(), options.hangMs ?? 5000);
+              return;
+            case 'garbage':
+              res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":');
+              return;
+            case 'reset':
+              req.socket.destroy();
+              return;
+            case 'null': {
+              let id: unknown = 1;
+              try {
+                id = (JSON.parse(body.toString()) as { id?: unknown }).id;
+              } catch {
+                /* keep 1 */
+              }
+              res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id, result: null }));
+              return;
+            }
+          }
+        }
+        const upstream = httpRequest(
+          { host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': body.length } },
+          (up) => {
+            res.writeHead(up.statusCode ?? 502, { 'content-type': up.headers['content-type'] ?? 'application/json' });
+            up.pipe(res);
+          },
+        );
+        upstream.on('error', () => res.destroy());
+        upstream.end(body);
+      };
+      if (options.latencyMs) setTimeout(go, options.latencyMs);
+      else go();
+    });
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    stats,
+    setFaultRate: (rate) => {
+      faultRate = rate;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
