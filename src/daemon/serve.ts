@@ -4,26 +4,36 @@ import { sweepExpired } from '../db/expiry.ts';
 import { purgeExpiredKeys } from '../db/idempotency.ts';
 import { createHttpApp } from './http/app.ts';
 import { gatewayPlugin } from './http/gateway/plugin.ts';
+import { checkoutPlugin } from './http/checkout/plugin.ts';
+import { pagePathOf, pagePlugin } from './http/page/plugin.ts';
+import { registerServiceWideLimits } from './http/rate-limit.ts';
 import { createDeps, type DaemonDeps } from './deps.ts';
 import { scheduleJob, type Job } from './schedule.ts';
+import { createWebhookSender, type WebhookSender } from './webhooks/sender.ts';
 
 export interface Daemon {
   app: FastifyInstance;
   deps: DaemonDeps;
   /** http://host:port actually bound (port 0 picks a free one). */
   url: string;
+  /** The webhook sender of this process, when it runs one. */
+  webhooks: WebhookSender | null;
   stop(): Promise<void>;
 }
 
 export async function buildDaemonApp(deps: DaemonDeps): Promise<FastifyInstance> {
   const { config, log } = deps.common;
   const app = createHttpApp({ log, bodyLimit: config.server.bodyLimit, trustProxy: config.server.trustProxy });
+  registerServiceWideLimits(app, config.rateLimit);
   await app.register(async (scope) => gatewayPlugin(scope, deps), { prefix: '/api/v1' });
+  await app.register(async (scope) => checkoutPlugin(scope, deps), { prefix: '/checkout/api/v1' });
+  const pagePath = pagePathOf(config);
+  await app.register(async (scope) => pagePlugin(scope, deps, pagePath), { prefix: pagePath });
   return app;
 }
 
 /** `chaingate serve`: both HTTP surfaces plus the scheduled sweeps of this process. */
-export async function startDaemon(common: Common, options: { schedule?: boolean } = {}): Promise<Daemon> {
+export async function startDaemon(common: Common, options: { schedule?: boolean; webhooks?: boolean } = {}): Promise<Daemon> {
   const deps = createDeps(common);
   const { config, log, db } = common;
   const app = await buildDaemonApp(deps);
@@ -39,17 +49,21 @@ export async function startDaemon(common: Common, options: { schedule?: boolean 
     jobs.push(scheduleJob('expiry-sweep', config.expiry.sweepCron, log, () => sweepExpired(db)));
     jobs.push(scheduleJob('idempotency-purge', config.idempotency.purgeCron, log, () => purgeExpiredKeys(db)));
   }
+  // Webhook deliveries (docs/webhooks.md); `chaingate webhooks work` can run more senders elsewhere.
+  const webhooks = (options.webhooks ?? options.schedule !== false) ? createWebhookSender({ common }) : null;
+  webhooks?.start();
 
   let stopping: Promise<void> | null = null;
   return {
     app,
     deps,
     url,
+    webhooks,
     stop() {
       // Stop accepting, let in-flight requests finish, stop the jobs, then close the database.
       stopping ??= (async () => {
         await app.close();
-        await Promise.all(jobs.map((j) => j.stop()));
+        await Promise.all([...jobs.map((j) => j.stop()), webhooks?.stop()]);
         await common.close();
       })();
       return stopping;

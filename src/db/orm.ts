@@ -40,6 +40,26 @@ export function migrationsPath(dialect: Dialect): string {
   return resolve(MIGRATIONS_ROOT, dialect);
 }
 
+/**
+ * Kysely prepares every SQLite statement anew; better-sqlite3 statements are reusable (and the API
+ * is synchronous, so one is never run twice at once), so keep the most recent ones by SQL text.
+ */
+async function cachePreparedStatements(orm: MikroORM): Promise<void> {
+  type Native = { prepare(sql: string): unknown };
+  const native = (await (orm.em.getConnection() as unknown as { getNativeClient(): Promise<Native> }).getNativeClient()) as Native;
+  const prepare = native.prepare.bind(native);
+  const cache = new Map<string, unknown>();
+  native.prepare = (sql: string) => {
+    let stmt = cache.get(sql);
+    if (stmt === undefined) {
+      stmt = prepare(sql);
+      if (cache.size >= 500) cache.delete(cache.keys().next().value!);
+      cache.set(sql, stmt);
+    }
+    return stmt;
+  };
+}
+
 /** Opens MikroORM for a `sqlite:` or `postgres://` URL. Nothing is migrated here. */
 export async function openDatabase(url: string, options: { debug?: boolean; poolMax?: number } = {}): Promise<Database> {
   const dialect = dialectOf(url);
@@ -76,6 +96,7 @@ export async function openDatabase(url: string, options: { debug?: boolean; pool
         await conn.executeQuery(CompiledQuery.raw('pragma synchronous = normal'));
       },
     });
+    await cachePreparedStatements(orm);
   } else {
     const { MikroORM: PgORM } = await import('@mikro-orm/postgresql');
     orm = await PgORM.init({ ...common, clientUrl: url, pool: { min: 0, max: options.poolMax ?? 10 } });

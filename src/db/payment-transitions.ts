@@ -21,7 +21,7 @@ export function amountDifference(p: Pick<Payment, 'receivedAmount' | 'expectedAm
 }
 
 async function emit(em: EntityManager, payment: Payment, type: 'payment.completed' | 'payment.confirming' | 'payment.failed', now: Date): Promise<void> {
-  const invoice = await em.findOneOrFail(Invoice, { id: payment.invoice.id });
+  const invoice = await em.findOneOrFail(Invoice, { id: payment.invoice.id }, { refresh: true });
   await recordEvent(em, {
     merchantId: payment.merchant.id,
     type,

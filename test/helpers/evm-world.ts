@@ -28,7 +28,7 @@ export const REQUIRED_CONFIRMATIONS = 3;
 
 export async function startEvmWorld(
   t: { after(fn: () => Promise<void> | void): void },
-  options: { dialect: DialectName; traces?: boolean; rpcUrl?: (nodeUrl: string) => Promise<string>; indexer?: Record<string, unknown> },
+  options: { dialect: DialectName; traces?: boolean; rpcUrl?: (nodeUrl: string) => Promise<string>; indexer?: Record<string, unknown>; daemon?: Record<string, unknown> },
 ): Promise<EvmWorld> {
   const node = await startHardhatNode({ chainId: 1 });
   t.after(() => node.stop());
@@ -47,7 +47,7 @@ export async function startEvmWorld(
     },
   };
   const indexer = { minPollMs: 200, maxBlocksPerRange: 20, leaseSeconds: 5, rpcTimeoutMs: 2000, ...options.indexer };
-  const d = await startTestDaemon(t, options.dialect, { chains, indexer });
+  const d = await startTestDaemon(t, options.dialect, { chains, indexer, ...options.daemon });
   const env = {
     CHAINGATE_DATABASE_URL: d.common.config.database.url,
     CHAINGATE_MASTER_KEY: 't'.repeat(64),

@@ -1,5 +1,6 @@
 import { Command, Option } from 'commander';
 import { CHAIN_SLUGS } from '../../chains/registry.ts';
+import { EVENT_TYPES } from '../../db/events.ts';
 import { createMerchant, getMerchantOrThrow, listMerchants, merchantView } from '../../db/merchants.ts';
 import { UsageError } from '../../domain/errors.ts';
 import { parseWebhookUrl } from '../../domain/webhook-url.ts';
@@ -34,6 +35,15 @@ function parseCurrencies(value: string): Record<string, string[]> {
   return out;
 }
 
+/** --events payment.completed,invoice.paid (webhook event types this point receives) */
+function parseEvents(value: string): string[] {
+  const events = [...new Set(value.split(',').map((s) => s.trim()).filter(Boolean))];
+  if (events.length === 0) throw new UsageError('--events needs at least one event type');
+  const unknown = events.filter((e) => !(EVENT_TYPES as readonly string[]).includes(e));
+  if (unknown.length) throw new UsageError(`unknown event type(s): ${unknown.join(', ')} (known: ${EVENT_TYPES.join(', ')})`);
+  return events;
+}
+
 export function merchantCommand(): Command {
   const cmd = new Command('merchant').description('manage merchant points (API keys, webhook URL, accepted chains)');
 
@@ -44,8 +54,9 @@ export function merchantCommand(): Command {
     .option('--webhook-url <url>', 'where signed webhook events are POSTed', parseWebhookUrl)
     .option('--chains <slugs>', 'comma-separated chain slugs accepted (default: all)', parseChains)
     .option('--currencies <list>', 'restrict coins per chain, e.g. ethereum:USDT+USDC,tron:USDT', parseCurrencies)
+    .option('--events <types>', 'webhook event types sent, comma-separated (default: all)', parseEvents)
     .option('--json', 'machine-readable output')
-    .action(async (opts: { name: string; webhookUrl?: string; chains?: string[]; currencies?: Record<string, string[]>; json?: boolean }) => {
+    .action(async (opts: { name: string; webhookUrl?: string; chains?: string[]; currencies?: Record<string, string[]>; events?: string[]; json?: boolean }) => {
       const common = await openCommon();
       try {
         if (opts.webhookUrl) await checkWebhookUrlAllowed(common.config, opts.webhookUrl);
@@ -54,9 +65,10 @@ export function merchantCommand(): Command {
           webhookUrl: opts.webhookUrl ?? null,
           acceptedChains: opts.chains ?? null,
           acceptedCurrencies: opts.currencies ?? null,
+          webhookEvents: opts.events ?? null,
         });
         const view = merchantView(merchant);
-        const out = { id: view.id, name: view.name, apiKey: view.apiKey, apiSecret, webhookUrl: view.webhookUrl, active: view.active, acceptedChains: view.acceptedChains };
+        const out = { id: view.id, name: view.name, apiKey: view.apiKey, apiSecret, webhookUrl: view.webhookUrl, webhookEvents: view.webhookEvents, active: view.active, acceptedChains: view.acceptedChains };
         emit(opts.json, out, () => `${keyValues(out)}\n\nStore the apiSecret now: it is shown only this once.`);
       } finally {
         await common.close();
@@ -103,9 +115,12 @@ export function merchantCommand(): Command {
     .option('--all-chains', 'accept every enabled chain again')
     .option('--currencies <list>', 'restrict coins per chain, e.g. ethereum:USDT+USDC', parseCurrencies)
     .option('--all-currencies', 'accept every coin of the accepted chains again')
+    .option('--events <types>', 'webhook event types sent, comma-separated', parseEvents)
+    .option('--all-events', 'send every webhook event type again')
     .addOption(new Option('--json', 'machine-readable output'))
-    .action(async (id: string, opts: { name?: string; webhookUrl?: string; webhook?: boolean; chains?: string[]; allChains?: boolean; currencies?: Record<string, string[]>; allCurrencies?: boolean; json?: boolean }) => {
+    .action(async (id: string, opts: { name?: string; webhookUrl?: string; webhook?: boolean; chains?: string[]; allChains?: boolean; currencies?: Record<string, string[]>; allCurrencies?: boolean; events?: string[]; allEvents?: boolean; json?: boolean }) => {
       if (opts.webhookUrl && opts.webhook === false) throw new UsageError('give either --webhook-url or --no-webhook, not both');
+      if (opts.events && opts.allEvents) throw new UsageError('give either --events or --all-events, not both');
       const common = await openCommon();
       try {
         const em = common.db.em();
@@ -118,6 +133,8 @@ export function merchantCommand(): Command {
         if (opts.allChains) merchant.acceptedChains = null;
         if (opts.currencies) merchant.acceptedCurrencies = opts.currencies;
         if (opts.allCurrencies) merchant.acceptedCurrencies = null;
+        if (opts.events) merchant.webhookEvents = opts.events;
+        if (opts.allEvents) merchant.webhookEvents = null;
         await em.flush();
         const view = merchantView(merchant);
         emit(opts.json, view, () => keyValues({ ...view }));

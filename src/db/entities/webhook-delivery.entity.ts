@@ -4,13 +4,16 @@ import { WebhookEvent } from './webhook-event.entity.ts';
 
 export type DeliveryState = 'PENDING' | 'DELIVERED' | 'FAILED';
 
-/** One delivery of an event (a replay is a new delivery of the same event). Leased by senders. */
+/**
+ * One delivery of an event (a replay is a new delivery of the same event, replayOf = the original
+ * delivery). Senders lease due rows (leaseOwner, leaseUntil) so an attempt is made by one of them only.
+ */
 const WebhookDeliverySchema = defineEntity({
   name: 'WebhookDelivery',
   indexes: [{ properties: ['state', 'nextAttemptAt'] }],
   properties: {
     id: idProperty(),
-    event: () => p.manyToOne(WebhookEvent),
+    event: () => p.manyToOne(WebhookEvent).index(),
     replayOf: p.string().length(32).nullable(),
     state: p.string().length(16).$type<DeliveryState>().default('PENDING'),
     attemptCount: p.integer().default(0),

@@ -1,0 +1,62 @@
+// npm run demo: a demo merchant, pools and an invoice in a separate SQLite database, so the hosted
+// payment page can be opened without touching real data. DEMO ONLY: the pools are derived from the
+// public BIP39 test phrase "abandon … about", whose funds anybody can spend. Never send real money.
+import { HDNodeWallet, Mnemonic } from 'ethers';
+import { openCommon } from '../src/cli/context.ts';
+import { deriveAddresses } from '../src/chains/derive.ts';
+import { getNetwork, resolveRegistry } from '../src/chains/registry.ts';
+import { createInvoice } from '../src/db/invoices.ts';
+import { createMerchant } from '../src/db/merchants.ts';
+import { inTransaction } from '../src/db/transaction.ts';
+import { addToPool } from '../src/db/wallet-pool.ts';
+
+const url = process.env.CHAINGATE_DATABASE_URL ?? 'sqlite:./data/demo.db';
+const common = await openCommon({ env: { ...process.env, CHAINGATE_DATABASE_URL: url, CHAINGATE_LOG_LEVEL: 'warn' } });
+try {
+  const phrase = Mnemonic.fromPhrase('abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about');
+  const account = (path: string) => HDNodeWallet.fromMnemonic(phrase, path).neuter().extendedKey;
+  const registry = resolveRegistry(common.config.chains);
+  const keys: Record<string, string> = {
+    ethereum: account("m/44'/60'/0'"),
+    polygon: account("m/44'/60'/0'"),
+    bsc: account("m/44'/60'/0'"),
+    arbitrum: account("m/44'/60'/0'"),
+    optimism: account("m/44'/60'/0'"),
+    base: account("m/44'/60'/0'"),
+    avalanche: account("m/44'/60'/0'"),
+    tron: account("m/44'/195'/0'"),
+    bitcoin: 'zpub6rFR7y4Q2AijBEqTUquhVz398htDFrtymD9xYYfG1m4wAcvPhXNfE3EfH1r1ADqtfSdVCToUG868RvUUkgDKf31mGDtKsAYz2oz2AGutZYs',
+  };
+  for (const [chain, xpub] of Object.entries(keys)) {
+    const network = getNetwork(registry, chain, false);
+    const entries = deriveAddresses({ family: network.family, testnet: false, xpub, start: 0, count: 20 });
+    await inTransaction(common.db, (em) => addToPool(em, { chain, isTestnet: false }, 'demo', entries));
+  }
+  const { merchant } = await createMerchant(common.db.em(), common.box, { name: 'Demo Coffee Roasters', acceptedChains: Object.keys(keys) });
+  const invoice = await createInvoice(common.db, merchant.id, {
+    orderId: `demo-${Date.now()}`,
+    amount: '2500',
+    currency: 'USD',
+    description: 'Two bags of single-origin beans',
+    customerEmail: 'jane@example.com',
+    customerName: 'Jane Doe',
+    customerMetadata: {},
+    metadata: {},
+    returnUrl: 'https://example.com/thanks',
+    cancelUrl: 'https://example.com/cart',
+    expiresInMinutes: 1440,
+  });
+  const base = common.config.server.checkoutPageUrl ?? `http://${common.config.server.host}:${common.config.server.port}`;
+  process.stdout.write(
+    [
+      `Demo invoice ${invoice.referenceId} (25.00 USD) for "Demo Coffee Roasters" in ${url}.`,
+      'DEMO ONLY: its deposit addresses come from a public test phrase; never send real funds.',
+      '',
+      `  CHAINGATE_DATABASE_URL=${url} npm start`,
+      `  open ${base}/i/${invoice.id}`,
+      '',
+    ].join('\n'),
+  );
+} finally {
+  await common.close();
+}

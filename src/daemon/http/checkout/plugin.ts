@@ -1,0 +1,145 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fastifyCors, { type FastifyCorsOptions } from '@fastify/cors';
+import { availableCurrencies, getNetwork } from '../../../chains/registry.ts';
+import type { Config } from '../../../config/schema.ts';
+import { GatewayError } from '../../../domain/errors.ts';
+import { latestPayment, loadInvoice, markViewed } from '../../../db/invoices.ts';
+import { loadPayment } from '../../../db/payments.ts';
+import { checkoutInvoice } from '../../checkout.ts';
+import { confirmContractPayment } from '../../confirm-payment.ts';
+import type { DaemonDeps } from '../../deps.ts';
+import { RouteTable } from '../app.ts';
+import { sendData } from '../envelope.ts';
+import { registerRouteLimits } from '../rate-limit.ts';
+import { isIdShaped, jsonBody, parseWith } from '../validation.ts';
+import { createIdTokenVerifier } from './id-token.ts';
+import { confirmBody, publicCheckoutBody } from './schemas.ts';
+import { checkoutPaymentView, invoiceStatusView, publicInvoiceView, publicPaymentStatusView } from './views.ts';
+
+function idParam(req: FastifyRequest, notFound: 'INVOICE_NOT_FOUND' | 'PAYMENT_NOT_FOUND'): string {
+  const id = (req.params as { id: string }).id;
+  if (!isIdShaped(id)) throw new GatewayError(notFound, notFound === 'INVOICE_NOT_FOUND' ? 'Invoice not found' : 'Payment not found');
+  return id;
+}
+
+/**
+ * The buyer checkout API (/checkout/api/v1): no key and no signature, the invoice id is the
+ * capability; only /confirm takes an id token. Per-route rate limits and CORS live in this scope.
+ */
+export async function checkoutPlugin(app: FastifyInstance, deps: DaemonDeps): Promise<void> {
+  const { db, config, log } = deps.common;
+  await app.register(fastifyCors, checkoutCors(config));
+  const limit = await registerRouteLimits(app, config.rateLimit);
+  const verifyIdToken = await createIdTokenVerifier(config.idToken, log);
+
+  // Answers describe one buyer's invoice at one moment: never cached by browsers or proxies.
+  app.addHook('onSend', async (_req, reply, payload) => {
+    reply.header('Cache-Control', 'no-store');
+    return payload;
+  });
+
+  const routes = new RouteTable(app);
+
+  routes.add(
+    'GET',
+    '/invoices/:id',
+    async (req, reply) => {
+      const invoice = await loadInvoice(db, idParam(req, 'INVOICE_NOT_FOUND'), null);
+      if (invoice.status === 'EXPIRED') throw new GatewayError('INVOICE_EXPIRED', 'Invoice has expired');
+      if (invoice.status === 'CANCELLED') throw new GatewayError('INVOICE_CANCELLED', 'Invoice was cancelled');
+      if (!invoice.viewedAt) await markViewed(db, invoice.id);
+      const merchant = invoice.merchant;
+      const offered = availableCurrencies(deps.registry, {
+        acceptedChains: merchant.acceptedChains ?? null,
+        acceptedCurrencies: merchant.acceptedCurrencies ?? null,
+      });
+      return sendData(req, reply, publicInvoiceView(invoice, offered));
+    },
+    limit('invoiceRead'),
+  );
+
+  routes.add(
+    'GET',
+    '/invoices/:id/status',
+    async (req, reply) => {
+      const invoice = await loadInvoice(db, idParam(req, 'INVOICE_NOT_FOUND'), null);
+      return sendData(req, reply, invoiceStatusView(invoice, await latestPayment(db, invoice.id)));
+    },
+    limit('invoiceStatus'),
+  );
+
+  routes.add(
+    'POST',
+    '/invoices/:id/checkout',
+    async (req, reply) => {
+      const invoiceId = idParam(req, 'INVOICE_NOT_FOUND');
+      const body = parseWith(publicCheckoutBody, jsonBody(req) ?? {});
+      const { payment } = await checkoutInvoice(deps, {
+        invoiceId,
+        merchantId: null,
+        blockchain: body.blockchain,
+        cryptoCurrency: body.cryptoCurrency,
+        testnet: false,
+        method: body.method,
+      });
+      const network = getNetwork(deps.registry, payment.blockchain, payment.isTestnet);
+      return sendData(req, reply, { payment: checkoutPaymentView(payment, network) }, 201);
+    },
+    limit('checkout'),
+  );
+
+  routes.add(
+    'GET',
+    '/payments/:id/status',
+    async (req, reply) => {
+      const payment = await loadPayment(db, idParam(req, 'PAYMENT_NOT_FOUND'), null);
+      const network = getNetwork(deps.registry, payment.blockchain, payment.isTestnet);
+      return sendData(req, reply, publicPaymentStatusView(payment, network));
+    },
+    limit('paymentStatus'),
+  );
+
+  routes.add(
+    'POST',
+    '/payments/:id/confirm',
+    async (req, reply) => {
+      // The token first: without one, nothing about the payment or the body is revealed.
+      await verifyIdToken(req.headers.authorization);
+      const paymentId = idParam(req, 'PAYMENT_NOT_FOUND');
+      const body = parseWith(confirmBody, jsonBody(req) ?? {});
+      return sendData(req, reply, await confirmContractPayment(deps, paymentId, body.txHash));
+    },
+    limit('confirm'),
+  );
+
+  routes.finish();
+}
+
+/**
+ * CORS (docs/checkout.md): reads (GET/HEAD) from any origin; writes (POST) only from the hosted
+ * page's origin (server.checkoutPageUrl, or this daemon's own origin when that is null) and
+ * server.checkoutAllowedOrigins. A refused origin simply gets no Access-Control-Allow-Origin.
+ */
+function checkoutCors(config: Config): FastifyCorsOptions {
+  const pageOrigin = config.server.checkoutPageUrl ? new URL(config.server.checkoutPageUrl).origin : null;
+  const writeOrigins = new Set(config.server.checkoutAllowedOrigins.map((o) => (o === '*' ? o : o.replace(/\/+$/, ''))));
+  if (pageOrigin) writeOrigins.add(pageOrigin);
+  const common = {
+    allowedHeaders: ['Accept', 'Content-Type', 'Authorization'],
+    exposedHeaders: ['Retry-After', 'X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
+    maxAge: 600,
+  };
+  return {
+    hook: 'onRequest',
+    delegator: (req, callback) => {
+      const method = req.method === 'OPTIONS' ? String(req.headers['access-control-request-method'] ?? '').toUpperCase() : req.method;
+      if (method === 'GET' || method === 'HEAD') {
+        callback(null, { ...common, origin: '*', methods: ['GET', 'HEAD'] });
+        return;
+      }
+      const allowed = [...writeOrigins];
+      if (!pageOrigin) allowed.push(`${req.protocol}://${req.host}`);
+      callback(null, { ...common, origin: allowed, methods: ['POST'] });
+    },
+  };
+}

@@ -1,0 +1,132 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fastifyRateLimit, { normalizeIP } from '@fastify/rate-limit';
+import type { Config } from '../../config/schema.ts';
+import { GatewayError } from '../../domain/errors.ts';
+
+// Rate limits (spec "Limits"; docs/rate-limits.md). Two layers, both keyed by the client IP as
+// Fastify sees it (req.ip: X-Forwarded-For counts only with server.trustProxy), IPv6 grouped by /64:
+//  - per route of the checkout API: @fastify/rate-limit, one fixed window per route and IP;
+//  - service-wide, across every route of the daemon: two sliding windows (burst and sustained),
+//    both of which must allow a request. @fastify/rate-limit keeps one limit per route, so these
+//    are a small counter of our own in a root onRequest hook.
+// Counters live in this process's memory; docs/rate-limits.md says how several processes share them.
+
+export type RateLimitConfig = Config['rateLimit'];
+export type RouteLimitName = keyof RateLimitConfig['routes'];
+
+export interface WindowLimit {
+  max: number;
+  windowMs: number;
+}
+
+/** Distinct clients tracked at once; the least recently seen are forgotten beyond this. */
+const MAX_TRACKED_CLIENTS = 100_000;
+
+/** The client key both layers use: req.ip (trustProxy applied), an IPv6 address reduced to its /64. */
+export function clientKey(req: FastifyRequest): string {
+  return normalizeIP(req.ip);
+}
+
+export function rateLimitedError(retryAfterSeconds: number, what: string): GatewayError {
+  return new GatewayError('RATE_LIMITED', `Too many requests (${what}); retry in ${retryAfterSeconds} s`, {
+    headers: { 'Retry-After': String(retryAfterSeconds) },
+  });
+}
+
+/**
+ * Exact sliding windows: a request is allowed when, for every limit, fewer than `max` allowed
+ * requests fall in the last `windowMs`. Each key keeps a ring of its last `max` allowed timestamps
+ * per limit, so the check is O(1) and memory per client is bounded by the sum of the maxima.
+ * Refused requests are not recorded: a client that backs off regains its budget.
+ */
+export class SlidingWindowLimiter {
+  private readonly clients = new Map<string, Ring[]>();
+  private readonly longestWindowMs: number;
+
+  constructor(
+    private readonly limits: readonly WindowLimit[],
+    private readonly maxClients = MAX_TRACKED_CLIENTS,
+  ) {
+    this.longestWindowMs = Math.max(...limits.map((l) => l.windowMs));
+  }
+
+  /** Records the request and returns 0 when every limit allows it, else the ms until one does. */
+  take(key: string, now = Date.now()): number {
+    let rings = this.clients.get(key);
+    if (rings) this.clients.delete(key); // re-inserted below: Map order doubles as recency order
+    else rings = this.limits.map((l) => ({ times: new Float64Array(l.max), next: 0, size: 0 }));
+    this.clients.set(key, rings);
+    if (this.clients.size > this.maxClients) this.clients.delete(this.clients.keys().next().value!);
+
+    let waitMs = 0;
+    this.limits.forEach((limit, i) => {
+      const ring = rings[i]!;
+      if (ring.size < limit.max) return;
+      const oldest = ring.times[ring.next]!; // full ring: the slot about to be overwritten is the oldest
+      const freeAt = oldest + limit.windowMs;
+      if (freeAt > now) waitMs = Math.max(waitMs, freeAt - now);
+    });
+    if (waitMs > 0) return waitMs;
+    this.limits.forEach((limit, i) => {
+      const ring = rings[i]!;
+      ring.times[ring.next] = now;
+      ring.next = (ring.next + 1) % limit.max;
+      ring.size = Math.min(ring.size + 1, limit.max);
+    });
+    return 0;
+  }
+
+  /** Forgets clients with nothing inside any window (called periodically). */
+  sweep(now = Date.now()): void {
+    for (const [key, rings] of this.clients) {
+      const newest = Math.max(...rings.map((r, i) => (r.size ? r.times[(r.next - 1 + this.limits[i]!.max) % this.limits[i]!.max]! : 0)));
+      if (newest + this.longestWindowMs <= now) this.clients.delete(key);
+    }
+  }
+
+  get trackedClients(): number {
+    return this.clients.size;
+  }
+}
+
+interface Ring {
+  times: Float64Array;
+  next: number;
+  size: number;
+}
+
+/** The two service-wide buckets, on every route of `app` (the root instance). No-op when disabled. */
+export function registerServiceWideLimits(app: FastifyInstance, config: RateLimitConfig): void {
+  if (!config.enabled) return;
+  const { burst, sustained } = config.serviceWide;
+  const limiter = new SlidingWindowLimiter([burst, sustained]);
+  const timer = setInterval(() => limiter.sweep(), Math.max(burst.windowMs, sustained.windowMs));
+  timer.unref();
+  app.addHook('onClose', async () => clearInterval(timer));
+  app.addHook('onRequest', async (req) => {
+    const waitMs = limiter.take(clientKey(req));
+    if (waitMs > 0) throw rateLimitedError(Math.max(1, Math.ceil(waitMs / 1000)), 'service-wide limit');
+  });
+}
+
+/**
+ * Registers @fastify/rate-limit in `scope` (routes opt in) and returns the route config for a named
+ * limit, to pass as a route's `config`. Disabled: nothing is registered and every config is empty.
+ */
+export async function registerRouteLimits(
+  scope: FastifyInstance,
+  config: RateLimitConfig,
+): Promise<(name: RouteLimitName) => Record<string, unknown>> {
+  if (!config.enabled) return () => ({});
+  await scope.register(fastifyRateLimit, {
+    global: false,
+    hook: 'onRequest',
+    keyGenerator: clientKey,
+    cache: 10_000,
+    errorResponseBuilder: (_req, ctx) => rateLimitedError(Math.max(1, Math.ceil(ctx.ttl / 1000)), 'route limit'),
+  });
+  return (name) => {
+    const { max, windowMs } = config.routes[name];
+    return { rateLimit: { max, timeWindow: windowMs, cache: 10_000 } };
+  };
+}

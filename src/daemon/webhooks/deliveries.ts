@@ -1,0 +1,310 @@
+import { createId } from '@paralleldrive/cuid2';
+import { LockMode, type FilterQuery } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/sql';
+import { MerchantPoint } from '../../db/entities/merchant-point.entity.ts';
+import { WebhookAttempt } from '../../db/entities/webhook-attempt.entity.ts';
+import { WebhookDelivery, type DeliveryState } from '../../db/entities/webhook-delivery.entity.ts';
+import { WebhookEvent } from '../../db/entities/webhook-event.entity.ts';
+import { addDelivery, eventPayload } from '../../db/events.ts';
+import { getMerchantOrThrow } from '../../db/merchants.ts';
+import type { Database } from '../../db/orm.ts';
+import { inTransaction } from '../../db/transaction.ts';
+import { UsageError } from '../../domain/errors.ts';
+import type { PostResult } from './post.ts';
+
+// The deliveries repository: leasing due rows to senders, recording attempts, replays and listings.
+
+const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
+
+function dueFilter(now: Date): FilterQuery<WebhookDelivery> {
+  return { state: 'PENDING', nextAttemptAt: { $lte: now }, $or: [{ leaseUntil: null }, { leaseUntil: { $lte: now } }] };
+}
+
+/**
+ * Leases up to `limit` due deliveries to `owner` and returns their ids. PostgreSQL: the candidate
+ * rows are locked FOR UPDATE SKIP LOCKED, so concurrent senders take disjoint sets without waiting;
+ * SQLite: each row is taken by a conditional UPDATE (one writer at a time makes it atomic). A lease
+ * that ran out (its sender died) makes the row due again.
+ */
+export async function claimDueDeliveries(
+  db: Database,
+  input: { owner: string; limit: number; leaseMs: number; now?: Date },
+): Promise<string[]> {
+  const now = input.now ?? new Date();
+  const lease = { leaseOwner: input.owner, leaseUntil: new Date(now.getTime() + input.leaseMs), updatedAt: now };
+  const order = { nextAttemptAt: 'asc', id: 'asc' } as const;
+  if (db.dialect === 'postgresql') {
+    return inTransaction(db, async (em) => {
+      const rows = await em.find(WebhookDelivery, dueFilter(now), {
+        fields: ['id'],
+        orderBy: order,
+        limit: input.limit,
+        lockMode: LockMode.PESSIMISTIC_PARTIAL_WRITE,
+      });
+      const ids = rows.map((r) => r.id);
+      if (ids.length > 0) await em.nativeUpdate(WebhookDelivery, { id: { $in: ids } }, lease);
+      return ids;
+    });
+  }
+  const em = db.em();
+  const candidates = await em.find(WebhookDelivery, dueFilter(now), { fields: ['id'], orderBy: order, limit: input.limit * 2 });
+  const claimed: string[] = [];
+  for (const { id } of candidates) {
+    if (claimed.length >= input.limit) break;
+    const changed = await em.nativeUpdate(WebhookDelivery, { $and: [{ id }, dueFilter(now)] }, lease);
+    if (changed === 1) claimed.push(id);
+  }
+  return claimed;
+}
+
+/** A delivery this owner holds the lease of, with its event and merchant point; null if it lost it. */
+export async function loadLeasedDelivery(em: EntityManager, id: string, owner: string): Promise<WebhookDelivery | null> {
+  return em.findOne(WebhookDelivery, { id, leaseOwner: owner, state: 'PENDING' }, { populate: ['event', 'event.merchant'] });
+}
+
+export interface AttemptRecord {
+  deliveryId: string;
+  owner: string;
+  attemptNumber: number;
+  url: string | null;
+  attemptedAt: Date;
+  result: PostResult;
+  state: DeliveryState;
+  nextAttemptAt: Date | null;
+}
+
+/**
+ * Stores the attempt and moves the delivery on (DELIVERED, FAILED, or PENDING with its next time),
+ * releasing the lease. Returns false when the lease had been lost meanwhile (the attempt is stored
+ * anyway: it did happen).
+ */
+export async function recordAttempt(db: Database, rec: AttemptRecord): Promise<boolean> {
+  return inTransaction(db, async (em) => {
+    const now = new Date();
+    em.create(WebhookAttempt, {
+      id: createId(),
+      delivery: em.getReference(WebhookDelivery, rec.deliveryId),
+      attemptNumber: rec.attemptNumber,
+      url: rec.url,
+      attemptedAt: rec.attemptedAt,
+      statusCode: rec.result.statusCode,
+      durationMs: rec.result.durationMs,
+      responseBody: rec.result.responseBody,
+      error: rec.result.error,
+    });
+    await em.flush();
+    const changed = await em.nativeUpdate(
+      WebhookDelivery,
+      { id: rec.deliveryId, leaseOwner: rec.owner, state: 'PENDING' },
+      {
+        state: rec.state,
+        attemptCount: rec.attemptNumber,
+        nextAttemptAt: rec.nextAttemptAt,
+        leaseOwner: null,
+        leaseUntil: null,
+        lastStatusCode: rec.result.statusCode,
+        lastError: rec.result.error,
+        deliveredAt: rec.result.ok ? now : null,
+        updatedAt: now,
+      },
+    );
+    return changed === 1;
+  });
+}
+
+/** Ids of events (optionally of one merchant point, created since a time) whose latest delivery FAILED. */
+async function failedEventIds(em: EntityManager, filter: { merchantId?: string; since?: Date }): Promise<string[]> {
+  const eventWhere: FilterQuery<WebhookEvent> = {};
+  if (filter.merchantId) eventWhere.merchant = filter.merchantId;
+  if (filter.since) eventWhere.createdAt = { $gte: filter.since };
+  const failed = await em.find(WebhookDelivery, { state: 'FAILED', event: eventWhere }, { fields: ['event'] });
+  const ids = [...new Set(failed.map((d) => d.event.id))];
+  if (ids.length === 0) return [];
+  const all = await em.find(WebhookDelivery, { event: { $in: ids } }, { fields: ['event', 'state', 'createdAt'], orderBy: { createdAt: 'asc', id: 'asc' } });
+  const latest = new Map<string, DeliveryState>();
+  for (const d of all) latest.set(d.event.id, d.state);
+  return ids.filter((id) => latest.get(id) === 'FAILED');
+}
+
+export interface AttemptView {
+  attemptNumber: number | null;
+  attemptedAt: string;
+  url: string | null;
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+  responseBody: string | null;
+}
+
+export interface DeliveryView {
+  id: string;
+  replayOf: string | null;
+  state: DeliveryState;
+  attemptCount: number;
+  nextAttemptAt: string | null;
+  deliveredAt: string | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  createdAt: string;
+  attempts: AttemptView[];
+}
+
+export interface EventView {
+  id: string;
+  type: string;
+  merchantId: string;
+  paymentId: string | null;
+  invoiceId: string | null;
+  createdAt: string;
+  /** State of the latest delivery; NONE when the event was never sent (no webhook URL, not subscribed). */
+  state: DeliveryState | 'NONE';
+  deliveries: DeliveryView[];
+}
+
+export interface ListEventsFilter {
+  merchantId?: string;
+  /** Only events whose latest delivery gave up. */
+  failed?: boolean;
+  since?: Date;
+  limit: number;
+}
+
+/** Events, newest first, each with its deliveries (oldest first) and their attempts. */
+export async function listEvents(db: Database, filter: ListEventsFilter): Promise<EventView[]> {
+  const em = db.em();
+  const where: FilterQuery<WebhookEvent> = {};
+  if (filter.merchantId) where.merchant = filter.merchantId;
+  if (filter.since) where.createdAt = { $gte: filter.since };
+  if (filter.failed) where.id = { $in: await failedEventIds(em, filter) };
+  const events = await em.find(WebhookEvent, where, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: filter.limit });
+  if (events.length === 0) return [];
+  const deliveries = await em.find(WebhookDelivery, { event: { $in: events.map((e) => e.id) } }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+  const attempts = deliveries.length
+    ? await em.find(WebhookAttempt, { delivery: { $in: deliveries.map((d) => d.id) } }, { orderBy: { attemptedAt: 'asc', id: 'asc' } })
+    : [];
+  const attemptsOf = new Map<string, AttemptView[]>();
+  for (const a of attempts) {
+    const list = attemptsOf.get(a.delivery.id) ?? [];
+    list.push({
+      attemptNumber: a.attemptNumber ?? null,
+      attemptedAt: a.attemptedAt.toISOString(),
+      url: a.url ?? null,
+      statusCode: a.statusCode ?? null,
+      durationMs: a.durationMs,
+      error: a.error ?? null,
+      responseBody: a.responseBody ?? null,
+    });
+    attemptsOf.set(a.delivery.id, list);
+  }
+  const deliveriesOf = new Map<string, DeliveryView[]>();
+  for (const d of deliveries) {
+    const list = deliveriesOf.get(d.event.id) ?? [];
+    list.push({
+      id: d.id,
+      replayOf: d.replayOf ?? null,
+      state: d.state,
+      attemptCount: d.attemptCount,
+      nextAttemptAt: iso(d.nextAttemptAt),
+      deliveredAt: iso(d.deliveredAt),
+      lastStatusCode: d.lastStatusCode ?? null,
+      lastError: d.lastError ?? null,
+      createdAt: d.createdAt.toISOString(),
+      attempts: attemptsOf.get(d.id) ?? [],
+    });
+    deliveriesOf.set(d.event.id, list);
+  }
+  return events.map((e) => {
+    const ds = deliveriesOf.get(e.id) ?? [];
+    return {
+      id: e.id,
+      type: e.type,
+      merchantId: e.merchant.id,
+      paymentId: e.paymentId ?? null,
+      invoiceId: e.invoiceId ?? null,
+      createdAt: e.createdAt.toISOString(),
+      state: ds.at(-1)?.state ?? 'NONE',
+      deliveries: ds,
+    };
+  });
+}
+
+export interface ReplayResult {
+  eventId: string;
+  deliveryId: string;
+  /** The event's original delivery (null when it had never been delivered before). */
+  replayOf: string | null;
+}
+
+async function replayIn(em: EntityManager, eventId: string, now: Date): Promise<ReplayResult> {
+  const event = await em.findOne(WebhookEvent, { id: eventId }, { populate: ['merchant'] });
+  if (!event) throw new UsageError(`no webhook event with id ${JSON.stringify(eventId)}`);
+  const merchant = event.merchant;
+  if (!merchant.webhookUrl) {
+    throw new UsageError(`merchant point ${merchant.id} has no webhook URL: set one with \`chaingate merchant update ${merchant.id} --webhook-url <url>\``);
+  }
+  const deliveries = await em.find(WebhookDelivery, { event: event.id }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+  const pending = deliveries.find((d) => d.state === 'PENDING');
+  if (pending) {
+    throw new UsageError(`event ${event.id} already has a delivery in progress (${pending.id}, next attempt ${iso(pending.nextAttemptAt) ?? 'now'})`);
+  }
+  const original = deliveries.find((d) => !d.replayOf) ?? deliveries[0];
+  const delivery = addDelivery(em, event, { now, replayOf: original?.id ?? null });
+  await em.flush();
+  return { eventId: event.id, deliveryId: delivery.id, replayOf: original?.id ?? null };
+}
+
+/** A new delivery of an event: same event id and the same payload bytes, linked to the original. */
+export async function replayEvent(db: Database, eventId: string, now = new Date()): Promise<ReplayResult> {
+  return inTransaction(db, (em) => replayIn(em, eventId, now));
+}
+
+/** Replays every event whose latest delivery FAILED; events that cannot be replayed are reported. */
+export async function replayFailed(
+  db: Database,
+  filter: { merchantId?: string; since?: Date },
+  now = new Date(),
+): Promise<{ replayed: ReplayResult[]; skipped: { eventId: string; reason: string }[] }> {
+  const ids = await failedEventIds(db.em(), filter);
+  const replayed: ReplayResult[] = [];
+  const skipped: { eventId: string; reason: string }[] = [];
+  for (const id of ids) {
+    try {
+      replayed.push(await replayEvent(db, id, now));
+    } catch (err) {
+      if (!(err instanceof UsageError)) throw err;
+      skipped.push({ eventId: id, reason: err.message });
+    }
+  }
+  return { replayed, skipped };
+}
+
+/**
+ * A `ping` event and its delivery, created already leased to `owner` so that this process (not a
+ * running daemon) makes the one attempt and can report it.
+ */
+export async function createPing(
+  db: Database,
+  merchantId: string,
+  lease: { owner: string; leaseMs: number },
+  now = new Date(),
+): Promise<{ eventId: string; deliveryId: string; url: string }> {
+  return inTransaction(db, async (em) => {
+    const merchant: MerchantPoint = await getMerchantOrThrow(em, merchantId);
+    if (!merchant.webhookUrl) {
+      throw new UsageError(`merchant point ${merchant.id} has no webhook URL: set one with \`chaingate merchant update ${merchant.id} --webhook-url <url>\``);
+    }
+    const id = createId();
+    const event = em.create(WebhookEvent, {
+      id,
+      merchant,
+      type: 'ping',
+      payload: eventPayload(id, 'ping', now, { merchantId: merchant.id, message: 'chaingate test event: this endpoint receives signed webhooks' }),
+      paymentId: null,
+      invoiceId: null,
+      createdAt: now,
+    });
+    const delivery = addDelivery(em, event, { now, lease: { owner: lease.owner, until: new Date(now.getTime() + lease.leaseMs) } });
+    await em.flush();
+    return { eventId: id, deliveryId: delivery.id, url: merchant.webhookUrl };
+  });
+}

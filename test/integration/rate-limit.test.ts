@@ -1,0 +1,145 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { DIALECTS, skipUnless } from '../helpers/databases.ts';
+import { evmAddresses, startTestDaemon, type ApiResponse } from '../helpers/daemon.ts';
+
+const HIGH = { max: 100_000, windowMs: 60_000 };
+const ROUTES = ['invoiceRead', 'invoiceStatus', 'checkout', 'paymentStatus', 'confirm'] as const;
+type RouteName = (typeof ROUTES)[number];
+interface Limit {
+  max: number;
+  windowMs: number;
+}
+
+function limits(routes: Partial<Record<RouteName, Limit>> = {}, serviceWide: { burst?: Limit; sustained?: Limit } = {}, extra: Record<string, unknown> = {}) {
+  return {
+    rateLimit: {
+      enabled: true,
+      routes: Object.fromEntries(ROUTES.map((r) => [r, routes[r] ?? HIGH])),
+      serviceWide: { burst: serviceWide.burst ?? HIGH, sustained: serviceWide.sustained ?? HIGH },
+    },
+    ...extra,
+  };
+}
+
+function assertLimited(res: ApiResponse, maxRetryAfter: number, what: string) {
+  assert.equal(res.status, 429, `${what}: ${res.text}`);
+  assert.equal(res.json.success, false);
+  assert.equal(res.json.error.code, 'RATE_LIMITED', what);
+  assert.match(res.json.requestId, /^req_/);
+  const retry = Number(res.headers.get('retry-after'));
+  assert.ok(Number.isInteger(retry) && retry >= 1 && retry <= maxRetryAfter, `${what}: Retry-After ${res.headers.get('retry-after')}`);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const UNKNOWN = 'doesnotexist0000000000000';
+
+for (const dialect of DIALECTS) {
+  describe(`rate limits per route on ${dialect}`, { skip: await skipUnless(dialect) }, () => {
+    test('each checkout route has its own per-IP budget; 429 RATE_LIMITED with Retry-After and the envelope', async (t) => {
+      const max = 2;
+      const d = await startTestDaemon(t, dialect, limits(Object.fromEntries(ROUTES.map((r) => [r, { max, windowMs: 60_000 }]))));
+      await d.seedPool('ethereum', evmAddresses(2));
+      const inv = (await d.signed('POST', '/api/v1/invoices', { orderId: 'o', amount: '100', currency: 'USD' })).json.data;
+      const first = await d.plain('POST', `/checkout/api/v1/invoices/${inv.id}/checkout`, { blockchain: 'ethereum', cryptoCurrency: 'ETH' });
+      assert.equal(first.status, 201);
+      const pid = first.json.data.payment.id;
+
+      const calls: [RouteName, () => Promise<ApiResponse>, number, number][] = [
+        ['invoiceRead', () => d.plain('GET', `/checkout/api/v1/invoices/${inv.id}`), 200, max],
+        ['invoiceStatus', () => d.plain('GET', `/checkout/api/v1/invoices/${inv.id}/status`), 200, max],
+        // The first checkout above used one of its two.
+        ['checkout', () => d.plain('POST', `/checkout/api/v1/invoices/${inv.id}/checkout`, { blockchain: 'ethereum', cryptoCurrency: 'ETH' }), 400, max - 1],
+        ['paymentStatus', () => d.plain('GET', `/checkout/api/v1/payments/${pid}/status`), 200, max],
+        ['confirm', () => d.plain('POST', `/checkout/api/v1/payments/${pid}/confirm`, { txHash: `0x${'0'.repeat(64)}` }), 401, max],
+      ];
+      for (const [name, call, okStatus, left] of calls) {
+        for (let i = 0; i < left; i++) {
+          const res = await call();
+          assert.equal(res.status, okStatus, `${name} #${i + 1}: ${res.text}`);
+          assert.equal(res.headers.get('x-ratelimit-limit'), String(max), name);
+        }
+        assertLimited(await call(), 60, name);
+      }
+      // The gateway and the page have no per-route limit (only the service-wide buckets).
+      for (let i = 0; i < 5; i++) assert.equal((await d.signed('GET', `/api/v1/invoices/${inv.id}`)).status, 200);
+    });
+  });
+}
+
+describe('rate limits: windows, client IPs and switches', () => {
+  test('a route budget comes back when its window has passed', async (t) => {
+    const d = await startTestDaemon(t, 'sqlite', limits({ invoiceStatus: { max: 2, windowMs: 600 } }));
+    const path = `/checkout/api/v1/invoices/${UNKNOWN}/status`;
+    assert.equal((await d.plain('GET', path)).status, 404);
+    assert.equal((await d.plain('GET', path)).status, 404);
+    assertLimited(await d.plain('GET', path), 1, 'third in the window');
+    await sleep(650);
+    assert.equal((await d.plain('GET', path)).status, 404);
+  });
+
+  test('service-wide burst bucket: N per second per IP across all routes, sliding', async (t) => {
+    const d = await startTestDaemon(t, 'sqlite', limits({}, { burst: { max: 5, windowMs: 1000 } }));
+    const mixed = [
+      () => d.plain('GET', `/checkout/api/v1/invoices/${UNKNOWN}`),
+      () => d.plain('GET', '/nothing-here'),
+      () => d.signed('GET', `/api/v1/invoices/${UNKNOWN}`),
+      () => d.plain('GET', `/i/${UNKNOWN}`),
+      () => d.plain('GET', `/checkout/api/v1/payments/${UNKNOWN}/status`),
+    ];
+    const started = Date.now();
+    for (const call of mixed) assert.notEqual((await call()).status, 429);
+    const limited = await d.plain('GET', `/checkout/api/v1/invoices/${UNKNOWN}/status`);
+    assert.ok(Date.now() - started < 1000, 'the test itself must stay inside the window');
+    assertLimited(limited, 1, 'sixth request within a second');
+    assert.equal(limited.headers.get('x-request-id'), limited.json.requestId);
+    await sleep(1050 - (Date.now() - started));
+    assert.equal((await d.plain('GET', '/nothing-here')).status, 404, 'allowed again once the window slid past');
+  });
+
+  test('service-wide sustained bucket: N per ten seconds per IP', async (t) => {
+    const d = await startTestDaemon(t, 'sqlite', limits({}, { sustained: { max: 8, windowMs: 10_000 } }));
+    for (let i = 0; i < 8; i++) assert.equal((await d.plain('GET', '/nothing-here')).status, 404, `#${i + 1}`);
+    const limited = await d.plain('GET', '/nothing-here');
+    assertLimited(limited, 10, 'ninth request within ten seconds');
+    assert.ok(Number(limited.headers.get('retry-after')) >= 9, 'the oldest request leaves the window in about ten seconds');
+  });
+
+  test('trustProxy off: X-Forwarded-For is ignored, every request counts against the socket address', async (t) => {
+    const d = await startTestDaemon(t, 'sqlite', limits({ invoiceRead: { max: 2, windowMs: 60_000 } }, { burst: { max: 4, windowMs: 60_000 } }));
+    const path = `/checkout/api/v1/invoices/${UNKNOWN}`;
+    assert.equal((await d.plain('GET', path, undefined, { 'X-Forwarded-For': '203.0.113.1' })).status, 404);
+    assert.equal((await d.plain('GET', path, undefined, { 'X-Forwarded-For': '203.0.113.2' })).status, 404);
+    assertLimited(await d.plain('GET', path, undefined, { 'X-Forwarded-For': '203.0.113.3' }), 60, 'route limit, spoofed XFF');
+    assert.equal((await d.plain('GET', '/x', undefined, { 'X-Forwarded-For': '203.0.113.4' })).status, 404);
+    assertLimited(await d.plain('GET', '/x', undefined, { 'X-Forwarded-For': '203.0.113.5' }), 60, 'service-wide, spoofed XFF');
+  });
+
+  test('trustProxy on: each X-Forwarded-For client has its own budgets', async (t) => {
+    const d = await startTestDaemon(t, 'sqlite', limits({ invoiceRead: { max: 2, windowMs: 60_000 } }, { burst: { max: 4, windowMs: 60_000 } }, { server: { trustProxy: true } }));
+    const path = `/checkout/api/v1/invoices/${UNKNOWN}`;
+    const as = (ip: string) => ({ 'X-Forwarded-For': ip });
+    assert.equal((await d.plain('GET', path, undefined, as('203.0.113.1'))).status, 404);
+    assert.equal((await d.plain('GET', path, undefined, as('203.0.113.1'))).status, 404);
+    assertLimited(await d.plain('GET', path, undefined, as('203.0.113.1')), 60, 'route limit for .1');
+    assert.equal((await d.plain('GET', path, undefined, as('203.0.113.2'))).status, 404, '.2 has its own route budget');
+    // .1 has used 3 of its 4 service-wide requests (the refused one counted there).
+    assert.equal((await d.plain('GET', '/x', undefined, as('203.0.113.1'))).status, 404);
+    assertLimited(await d.plain('GET', '/x', undefined, as('203.0.113.1')), 60, 'service-wide for .1');
+    assert.equal((await d.plain('GET', '/x', undefined, as('198.51.100.7'))).status, 404, 'another client is unaffected');
+    // IPv6 clients are grouped by /64, so rotating the interface id does not reset a budget.
+    for (const ip of ['2001:db8::1', '2001:db8::2']) assert.equal((await d.plain('GET', path, undefined, as(ip))).status, 404);
+    assertLimited(await d.plain('GET', path, undefined, as('2001:db8::3')), 60, 'same /64');
+  });
+
+  test('rateLimit.enabled false turns every limit off', async (t) => {
+    const tiny = { max: 1, windowMs: 60_000 };
+    const config = limits(Object.fromEntries(ROUTES.map((r) => [r, tiny])), { burst: tiny, sustained: tiny });
+    const d = await startTestDaemon(t, 'sqlite', { rateLimit: { ...config.rateLimit, enabled: false } });
+    for (let i = 0; i < 15; i++) {
+      const res = await d.plain('GET', `/checkout/api/v1/invoices/${UNKNOWN}`);
+      assert.equal(res.status, 404);
+      assert.equal(res.headers.get('x-ratelimit-limit'), null);
+    }
+  });
+});
