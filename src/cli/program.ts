@@ -8,6 +8,7 @@ import { walletsCommand } from './commands/wallets.ts';
 import { webhooksCommand } from './commands/webhooks.ts';
 import { indexCommand } from './commands/index-chain.ts';
 import { transfersCommand } from './commands/transfers.ts';
+import { contractsCommand } from './commands/contracts.ts';
 
 export function buildProgram(): Command {
   const program = new Command('chaingate')
@@ -22,6 +23,7 @@ export function buildProgram(): Command {
   program.addCommand(webhooksCommand());
   program.addCommand(indexCommand());
   program.addCommand(transfersCommand());
+  program.addCommand(contractsCommand());
   program.addCommand(configCommand());
   return program;
 }
