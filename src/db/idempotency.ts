@@ -43,7 +43,8 @@ export async function claimKey(
       await em.flush();
       return { kind: 'claimed', id: record.id };
     } catch (err) {
-      if (!(err instanceof UniqueConstraintViolationException)) throw err;
+      // By name as well: a second copy of @mikro-orm/core in a bundle must not turn replays into 500s.
+      if (!(err instanceof UniqueConstraintViolationException) && (err as Error | null)?.name !== 'UniqueConstraintViolationException') throw err;
     }
     const existing = await db.em().findOne(IdempotencyRecord, { merchantId: input.merchantId, key: input.key });
     if (!existing) continue; // released between our insert and read: try again

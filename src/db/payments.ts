@@ -14,7 +14,10 @@ export interface ListPaymentsInput {
 }
 
 /** Newest first; pagination per the spec: page = floor(skip/take)+1, hasMore = skip+take < total. */
-export async function listPayments(db: Database, input: ListPaymentsInput) {
+export async function listPayments(db: Database, input: ListPaymentsInput, now = new Date()) {
+  // Lazy expiry for the list too: overdue PENDING payments of this point are expired first.
+  const overdue = await db.em().find(Payment, { merchant: input.merchantId, status: 'PENDING', expiresAt: { $lte: now } }, { fields: ['invoice'], limit: 1000 });
+  for (const invoiceId of new Set(overdue.map((p) => p.invoice.id))) await inTransaction(db, (em) => applyExpiry(em, invoiceId, now));
   const where: FilterQuery<Payment> = { merchant: input.merchantId };
   if (input.status) where.status = input.status;
   if (input.blockchain) where.blockchain = input.blockchain;

@@ -52,6 +52,10 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(done.json.data.items.map((p: { id: string }) => p.id), [ids[0]]);
       const eth = await d.signed('GET', '/api/v1/payments?blockchain=ethereum&status=PENDING');
       assert.deepEqual(eth.json.data.items.map((p: { id: string }) => p.id), [ids[1]]);
+      // the list applies lazy expiry too
+      await d.common.db.em().nativeUpdate(Payment, { id: ids[1]! }, { expiresAt: new Date(Date.now() - 1000) });
+      const expired = await d.signed('GET', '/api/v1/payments?status=EXPIRED');
+      assert.deepEqual(expired.json.data.items.map((p: { id: string }) => p.id), [ids[1]]);
       const tron = await d.signed('GET', '/api/v1/payments?blockchain=tron');
       assert.equal(tron.json.data.pagination.total, 0);
       for (const q of ['status=pending', 'status=DONE', 'blockchain=ETHEREUM', 'blockchain=dogecoin', 'skip=-1', 'take=0', 'take=abc', 'skip=1.5', 'status=PENDING&status=FAILED', 'colour=red']) {

@@ -36,6 +36,7 @@ describe('HTTP envelope and bad input', () => {
     assert.deepEqual([longKey.status, longKey.json.error.code], [400, 'VALIDATION_ERROR']);
     const badUrl = await d.signed('GET', '/api/v1/invoices/%ff%fe');
     assert.deepEqual([badUrl.status, badUrl.json?.error.code], [400, 'VALIDATION_ERROR']);
+    assert.equal(badUrl.headers.get('x-request-id'), badUrl.json.requestId);
     const weirdId = await d.signed('GET', '/api/v1/invoices/..%2F..%2Fetc');
     assert.deepEqual([weirdId.status, weirdId.json.error.code], [404, 'INVOICE_NOT_FOUND']);
   });

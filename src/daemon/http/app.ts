@@ -24,20 +24,28 @@ export function createHttpApp(options: AppOptions): FastifyInstance {
     trustProxy: options.trustProxy,
     requestIdHeader: false,
     genReqId: () => `req_${randomBytes(12).toString('hex')}`,
-    return503OnClosing: true,
+    // While closing, new requests get an enveloped 503 from the onRequest hook below instead.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     // Malformed URLs and the like never reach the error handler; give them the envelope too.
     frameworkErrors: (err, req, reply) => {
-      void (reply as unknown as FastifyReply).code(400).send(errorBody(req.id, 'VALIDATION_ERROR', `Malformed request: ${err.message}`));
+      void (reply as unknown as FastifyReply).code(400).header('X-Request-Id', req.id).send(errorBody(req.id, 'VALIDATION_ERROR', `Malformed request: ${err.message}`));
     },
   });
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   app.addHook('onRequest', async (req, reply) => {
     reply.header('X-Request-Id', req.id);
+    if (closing) {
+      return reply.code(503).header('Connection', 'close').header('Retry-After', '5').send(errorBody(req.id, 'SERVICE_UNAVAILABLE', 'The server is shutting down; retry shortly'));
+    }
   });
   app.addHook('onResponse', async (req, reply) => {
     req.log.info({ method: req.method, url: req.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');

@@ -20,8 +20,9 @@ const InvoiceSchema = defineEntity({
     status: p.string().length(24).$type<InvoiceStatus>().default('DRAFT'),
     customerEmail: p.string().length(320).nullable(),
     customerName: p.string().length(255).nullable(),
-    customerMetadata: p.json<Record<string, unknown>>(),
-    metadata: p.json<Record<string, unknown>>(),
+    // `json`, not `jsonb`, on PostgreSQL: merchant data is echoed with its keys in the order sent.
+    customerMetadata: p.json<Record<string, unknown>>().columnType('json'),
+    metadata: p.json<Record<string, unknown>>().columnType('json'),
     returnUrl: p.string().length(2048).nullable(),
     cancelUrl: p.string().length(2048).nullable(),
     expiresAt: p.datetime(3),

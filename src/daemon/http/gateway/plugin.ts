@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../../../domain/errors.ts';
+import { fiatExponent } from '../../../domain/fiat-currencies.ts';
 import { invoiceView, paymentInInvoiceView, paymentStatusView, paymentView } from '../../../domain/views.ts';
 import { claimKey, completeKey, releaseKey } from '../../../db/idempotency.ts';
 import { cancelInvoice, createInvoice, invoicePayments, latestPayment, loadInvoice } from '../../../db/invoices.ts';
@@ -85,6 +86,12 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
 
   routes.add('POST', '/invoices', async (req, reply) => {
     const body = parseWith(createInvoiceBody, jsonBody(req) ?? {});
+    if (config.pricing.mode === 'convert' && fiatExponent(body.currency) === undefined) {
+      // Caught now rather than at every checkout: convert mode needs the currency's ISO 4217 exponent.
+      throw new GatewayError('VALIDATION_ERROR', 'Invalid request body', {
+        details: [{ path: 'body.currency', message: `${body.currency} is not a supported ISO 4217 currency (see docs/pricing.md)` }],
+      });
+    }
     const invoice = await createInvoice(db, merchantOf(req).id, {
       orderId: body.orderId,
       amount: body.amount,
