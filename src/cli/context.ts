@@ -49,6 +49,16 @@ export async function openCommon(options: OpenOptions = {}): Promise<Common> {
 }
 
 /** A wrong master key is caught at start-up, not at the first signed request. */
+/** Opens the common bag for one command and always closes it. */
+export async function withCommon<T>(fn: (common: Common) => Promise<T>, options: OpenOptions = {}): Promise<T> {
+  const common = await openCommon(options);
+  try {
+    return await fn(common);
+  } finally {
+    await common.close();
+  }
+}
+
 async function verifyMasterKey(db: Database, box: SecretBox): Promise<void> {
   const [sample] = await db.em().find(MerchantPoint, {}, { orderBy: { createdAt: 'desc' }, limit: 1 });
   if (sample) box.open(sample.apiSecretEnc, sample.id);

@@ -65,3 +65,17 @@ export async function createTestDatabase(dialect: DialectName): Promise<TestData
 }
 
 export const DIALECTS: DialectName[] = ['sqlite', 'postgresql'];
+
+/** A migrated database of the dialect, opened, and dropped again by t.after. */
+export async function openMigratedTestDatabase(t: { after(fn: () => Promise<void>): void }, dialect: DialectName) {
+  const { openDatabase } = await import('../../src/db/orm.ts');
+  const { migrate } = await import('../../src/db/migrate.ts');
+  const tdb = await createTestDatabase(dialect);
+  const db = await openDatabase(tdb.url);
+  t.after(async () => {
+    await db.close();
+    await tdb.drop();
+  });
+  await migrate(db);
+  return db;
+}

@@ -1,8 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { migrate } from '../../src/db/migrate.ts';
-import { openDatabase, type Database } from '../../src/db/orm.ts';
+import type { Database } from '../../src/db/orm.ts';
 import { createMerchant } from '../../src/db/merchants.ts';
 import { nextReferenceId } from '../../src/db/reference-ids.ts';
 import { Invoice } from '../../src/db/entities/invoice.entity.ts';
@@ -18,23 +17,14 @@ import { ObservedTransfer } from '../../src/db/entities/observed-transfer.entity
 import { MerchantPoint } from '../../src/db/entities/merchant-point.entity.ts';
 import { createSecretBox } from '../../src/domain/secret-box.ts';
 import { isValidReferenceId } from '../../src/domain/reference-id.ts';
-import { createTestDatabase, DIALECTS, skipUnless } from '../helpers/databases.ts';
+import { DIALECTS, openMigratedTestDatabase, skipUnless } from '../helpers/databases.ts';
 
 const box = createSecretBox('k'.repeat(64));
 const EIGHTEEN = '123456789012345678901234567890123456789012345678901234567890.123456789012345678';
 
 for (const dialect of DIALECTS) {
   describe(`storage on ${dialect}`, { skip: await skipUnless(dialect) }, () => {
-    async function fresh(t: { after(fn: () => Promise<void>): void }): Promise<Database> {
-      const tdb = await createTestDatabase(dialect);
-      const db = await openDatabase(tdb.url);
-      t.after(async () => {
-        await db.close();
-        await tdb.drop();
-      });
-      await migrate(db);
-      return db;
-    }
+    const fresh = (t: { after(fn: () => Promise<void>): void }): Promise<Database> => openMigratedTestDatabase(t, dialect);
 
     test('migrations produce exactly the schema of the entities', async (t) => {
       const db = await fresh(t);

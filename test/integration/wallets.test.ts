@@ -4,12 +4,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HDNodeWallet, Mnemonic } from 'ethers';
-import { migrate } from '../../src/db/migrate.ts';
 import { openDatabase } from '../../src/db/orm.ts';
 import { inTransaction } from '../../src/db/transaction.ts';
 import { addToPool, leaseAddress } from '../../src/db/wallet-pool.ts';
 import { runCli } from '../helpers/cli.ts';
-import { createTestDatabase, DIALECTS, skipUnless } from '../helpers/databases.ts';
+import { DIALECTS, openMigratedTestDatabase, skipUnless } from '../helpers/databases.ts';
 
 const PHRASE = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
 const EVM_ACCOUNT_XPUB = HDNodeWallet.fromMnemonic(Mnemonic.fromPhrase(PHRASE), "m/44'/60'/0'").neuter().extendedKey;
@@ -88,13 +87,7 @@ describe('chaingate wallets CLI', () => {
 for (const dialect of DIALECTS) {
   describe(`wallet pool leasing on ${dialect}`, { skip: await skipUnless(dialect) }, () => {
     test('50 parallel leases get 50 distinct addresses; an empty pool leases nothing', async (t) => {
-      const tdb = await createTestDatabase(dialect);
-      const db = await openDatabase(tdb.url);
-      t.after(async () => {
-        await db.close();
-        await tdb.drop();
-      });
-      await migrate(db);
+      const db = await openMigratedTestDatabase(t, dialect);
       const pool = { chain: 'ethereum', isTestnet: false };
       const addresses = Array.from({ length: 50 }, (_, i) => `0x${(i + 1).toString(16).padStart(40, '0')}`);
       await inTransaction(db, (em) => addToPool(em, pool, 'test', addresses.map((address, index) => ({ address, index }))));

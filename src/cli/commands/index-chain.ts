@@ -4,7 +4,7 @@ import { UsageError } from '../../domain/errors.ts';
 import { createEvmSource } from '../../indexers/evm/evm-source.ts';
 import { createRpc } from '../../indexers/evm/rpc.ts';
 import { startIndexer } from '../../indexers/run-indexer.ts';
-import { openCommon } from '../context.ts';
+import { withCommon } from '../context.ts';
 
 export function indexCommand(): Command {
   return new Command('index')
@@ -16,8 +16,7 @@ export function indexCommand(): Command {
     .action(async (chain: string, opts: { testnet?: boolean; fromBlock?: string; exitIfRunning?: boolean }) => {
       if (!isChainSlug(chain)) throw new UsageError(`unknown chain slug ${JSON.stringify(chain)} (known: ${CHAIN_SLUGS.join(', ')})`);
       if (opts.fromBlock !== undefined && !/^\d{1,15}$/.test(opts.fromBlock)) throw new UsageError('--from-block must be a block number');
-      const common = await openCommon({ logBindings: { process: 'indexer' } });
-      try {
+      await withCommon(async (common) => {
         const network = getNetwork(resolveRegistry(common.config.chains), chain, Boolean(opts.testnet));
         if (network.family !== 'evm') throw new UsageError(`the ${network.family} indexer is not available yet; EVM chains only`);
         if (!network.enabled) throw new UsageError(`${chain} is disabled in the config (chains.${chain}.enabled)`);
@@ -56,8 +55,6 @@ export function indexCommand(): Command {
         } finally {
           rpc.close();
         }
-      } finally {
-        await common.close();
-      }
+      }, { logBindings: { process: 'indexer' } });
     });
 }

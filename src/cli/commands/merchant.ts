@@ -5,7 +5,7 @@ import { createMerchant, getMerchantOrThrow, listMerchants, merchantView } from 
 import { UsageError } from '../../domain/errors.ts';
 import { parseWebhookUrl } from '../../domain/webhook-url.ts';
 import { checkWebhookUrlAllowed } from '../webhook-url-check.ts';
-import { openCommon } from '../context.ts';
+import { withCommon } from '../context.ts';
 import { emit, keyValues, table } from '../output.ts';
 
 function parseName(value: string): string {
@@ -57,8 +57,7 @@ export function merchantCommand(): Command {
     .option('--events <types>', 'webhook event types sent, comma-separated (default: all)', parseEvents)
     .option('--json', 'machine-readable output')
     .action(async (opts: { name: string; webhookUrl?: string; chains?: string[]; currencies?: Record<string, string[]>; events?: string[]; json?: boolean }) => {
-      const common = await openCommon();
-      try {
+      await withCommon(async (common) => {
         if (opts.webhookUrl) await checkWebhookUrlAllowed(common.config, opts.webhookUrl);
         const { merchant, apiSecret } = await createMerchant(common.db.em(), common.box, {
           name: opts.name,
@@ -70,9 +69,7 @@ export function merchantCommand(): Command {
         const view = merchantView(merchant);
         const out = { id: view.id, name: view.name, apiKey: view.apiKey, apiSecret, webhookUrl: view.webhookUrl, webhookEvents: view.webhookEvents, active: view.active, acceptedChains: view.acceptedChains };
         emit(opts.json, out, () => `${keyValues(out)}\n\nStore the apiSecret now: it is shown only this once.`);
-      } finally {
-        await common.close();
-      }
+      });
     });
 
   cmd
@@ -80,13 +77,10 @@ export function merchantCommand(): Command {
     .description('list merchant points')
     .option('--json', 'machine-readable output')
     .action(async (opts: { json?: boolean }) => {
-      const common = await openCommon();
-      try {
+      await withCommon(async (common) => {
         const views = (await listMerchants(common.db.em())).map(merchantView);
         emit(opts.json, views, () => table(views.map((v) => ({ ...v, apiKey: `${v.apiKey.slice(0, 8)}…` })), ['id', 'name', 'active', 'apiKey', 'webhookUrl']));
-      } finally {
-        await common.close();
-      }
+      });
     });
 
   cmd
@@ -95,13 +89,10 @@ export function merchantCommand(): Command {
     .argument('<id>', 'merchant point id')
     .option('--json', 'machine-readable output')
     .action(async (id: string, opts: { json?: boolean }) => {
-      const common = await openCommon();
-      try {
+      await withCommon(async (common) => {
         const view = merchantView(await getMerchantOrThrow(common.db.em(), id));
         emit(opts.json, view, () => keyValues({ ...view }));
-      } finally {
-        await common.close();
-      }
+      });
     });
 
   cmd
@@ -121,8 +112,7 @@ export function merchantCommand(): Command {
     .action(async (id: string, opts: { name?: string; webhookUrl?: string; webhook?: boolean; chains?: string[]; allChains?: boolean; currencies?: Record<string, string[]>; allCurrencies?: boolean; events?: string[]; allEvents?: boolean; json?: boolean }) => {
       if (opts.webhookUrl && opts.webhook === false) throw new UsageError('give either --webhook-url or --no-webhook, not both');
       if (opts.events && opts.allEvents) throw new UsageError('give either --events or --all-events, not both');
-      const common = await openCommon();
-      try {
+      await withCommon(async (common) => {
         const em = common.db.em();
         const merchant = await getMerchantOrThrow(em, id);
         if (opts.webhookUrl) await checkWebhookUrlAllowed(common.config, opts.webhookUrl);
@@ -138,9 +128,7 @@ export function merchantCommand(): Command {
         await em.flush();
         const view = merchantView(merchant);
         emit(opts.json, view, () => keyValues({ ...view }));
-      } finally {
-        await common.close();
-      }
+      });
     });
 
   for (const [name, active] of [['disable', false], ['enable', true]] as const) {
@@ -150,17 +138,14 @@ export function merchantCommand(): Command {
       .argument('<id>', 'merchant point id')
       .option('--json', 'machine-readable output')
       .action(async (id: string, opts: { json?: boolean }) => {
-        const common = await openCommon();
-        try {
+        await withCommon(async (common) => {
           const em = common.db.em();
           const merchant = await getMerchantOrThrow(em, id);
           merchant.active = active;
           await em.flush();
           const view = merchantView(merchant);
           emit(opts.json, view, () => `merchant point ${view.id} is now ${active ? 'active' : 'disabled'}`);
-        } finally {
-          await common.close();
-        }
+        });
       });
   }
   return cmd;

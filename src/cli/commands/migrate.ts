@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { migrate, migrationStatus } from '../../db/migrate.ts';
-import { openCommon } from '../context.ts';
+import { withCommon } from '../context.ts';
 import { emit } from '../output.ts';
 
 export function migrateCommand(): Command {
@@ -9,8 +9,7 @@ export function migrateCommand(): Command {
     .option('--status', 'only list executed and pending migrations')
     .option('--json', 'machine-readable output')
     .action(async (opts: { status?: boolean; json?: boolean }) => {
-      const common = await openCommon({ skipMigrationCheck: true, needsSecrets: false });
-      try {
+      await withCommon(async (common) => {
         if (opts.status) {
           const status = await migrationStatus(common.db);
           emit(opts.json, { database: common.db.url, ...status }, () =>
@@ -22,8 +21,6 @@ export function migrateCommand(): Command {
         emit(opts.json, { database: common.db.url, applied }, () =>
           applied.length ? `applied ${applied.length} migration(s) to ${common.db.url}:\n  ${applied.join('\n  ')}` : `${common.db.url} is up to date`,
         );
-      } finally {
-        await common.close();
-      }
+      }, { skipMigrationCheck: true, needsSecrets: false });
     });
 }

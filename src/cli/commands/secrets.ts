@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { rotateSecret } from '../../db/merchants.ts';
-import { openCommon } from '../context.ts';
+import { withCommon } from '../context.ts';
 import { emit } from '../output.ts';
 
 export function secretsCommand(): Command {
@@ -11,14 +11,11 @@ export function secretsCommand(): Command {
     .argument('<merchantId>', 'merchant point id')
     .option('--json', 'machine-readable output')
     .action(async (merchantId: string, opts: { json?: boolean }) => {
-      const common = await openCommon();
-      try {
+      await withCommon(async (common) => {
         const { merchant, apiSecret } = await rotateSecret(common.db.em(), common.box, merchantId);
         const out = { id: merchant.id, apiKey: merchant.apiKey, apiSecret };
         emit(opts.json, out, () => `new apiSecret for ${merchant.id}: ${apiSecret}\nThe previous secret no longer signs requests or webhooks.`);
-      } finally {
-        await common.close();
-      }
+      });
     });
   return cmd;
 }

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { ObservedTransfer } from '../../db/entities/observed-transfer.entity.ts';
-import { openCommon } from '../context.ts';
+import { withCommon } from '../context.ts';
 import { emit, table } from '../output.ts';
 
 export function transfersCommand(): Command {
@@ -13,8 +13,7 @@ export function transfersCommand(): Command {
     .option('--limit <n>', 'at most this many rows', '100')
     .option('--json', 'machine-readable output')
     .action(async (opts: { unmatched?: boolean; chain?: string; limit: string; json?: boolean }) => {
-      const common = await openCommon();
-      try {
+      await withCommon(async (common) => {
         const where: Record<string, unknown> = {};
         if (opts.unmatched) where.status = { $in: ['UNMATCHED', 'LATE', 'EXTRA', 'NOT_CREDITED'] };
         if (opts.chain) where.chain = opts.chain;
@@ -35,9 +34,7 @@ export function transfersCommand(): Command {
           createdAt: t.createdAt.toISOString(),
         }));
         emit(opts.json, out, () => table(out, ['chain', 'network', 'status', 'txHash', 'logIndex', 'amount', 'paymentId', 'note']));
-      } finally {
-        await common.close();
-      }
+      });
     });
   return cmd;
 }

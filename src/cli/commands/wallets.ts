@@ -7,7 +7,7 @@ import { InvalidAddressError, validateAddress } from '../../chains/validate-addr
 import { UsageError } from '../../domain/errors.ts';
 import { addToPool, countFree, countPools, nextDerivationIndex, type SeedEntry } from '../../db/wallet-pool.ts';
 import { inTransaction } from '../../db/transaction.ts';
-import { openCommon } from '../context.ts';
+import { withCommon } from '../context.ts';
 import { emit, table } from '../output.ts';
 
 function parseChain(value: string): string {
@@ -67,8 +67,7 @@ export function walletsCommand(): Command {
       if (Boolean(opts.xpub) === Boolean(opts.file)) throw new UsageError('give either --xpub KEY --count N or --file PATH');
       if (opts.xpub && opts.count === undefined) throw new UsageError('--xpub needs --count N');
       if (opts.file && (opts.count !== undefined || opts.start !== undefined)) throw new UsageError('--count and --start go with --xpub, not --file');
-      const common = await openCommon();
-      try {
+      await withCommon(async (common) => {
         const network = getNetwork(resolveRegistry(common.config.chains), opts.chain, Boolean(opts.testnet));
         const pool = { chain: network.chain, isTestnet: network.testnet };
         const em = common.db.em();
@@ -92,9 +91,7 @@ export function walletsCommand(): Command {
         const out = { chain: network.chain, network: network.network, isTestnet: network.testnet, source, start, added: result.added, skipped, free };
         common.log.info({ chain: out.chain, network: out.network, added: out.added, skipped, free }, 'seeded wallet pool');
         emit(opts.json, out, () => `${out.chain} ${out.network}: added ${out.added}, skipped ${skipped} already present, ${free} free now`);
-      } finally {
-        await common.close();
-      }
+      });
     });
 
   cmd
@@ -103,17 +100,14 @@ export function walletsCommand(): Command {
     .option('--chain <slug>', 'only this chain', parseChain)
     .option('--json', 'machine-readable output')
     .action(async (opts: { chain?: string; json?: boolean }) => {
-      const common = await openCommon();
-      try {
+      await withCommon(async (common) => {
         const registry = resolveRegistry(common.config.chains);
         const rows = (await countPools(common.db.em(), opts.chain)).map((r) => ({
           ...r,
           network: getNetwork(registry, r.chain, r.isTestnet).network,
         }));
         emit(opts.json, rows, () => table(rows, ['chain', 'network', 'free', 'leased', 'total']));
-      } finally {
-        await common.close();
-      }
+      });
     });
   return cmd;
 }

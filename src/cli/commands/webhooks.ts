@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { createPing, listEvents, replayEvent, replayFailed, type EventView } from '../../daemon/webhooks/deliveries.ts';
 import { createWebhookSender } from '../../daemon/webhooks/sender.ts';
 import { UsageError } from '../../domain/errors.ts';
-import { openCommon } from '../context.ts';
+import { openCommon, withCommon } from '../context.ts';
 import { emit, keyValues, table } from '../output.ts';
 
 function parseIso(value: string): Date {
@@ -49,13 +49,10 @@ export function webhooksCommand(): Command {
     .option('--limit <n>', 'at most this many events (default 50)', parseLimit)
     .option('--json', 'machine-readable output, with every attempt')
     .action(async (opts: { merchant?: string; failed?: boolean; since?: Date; limit?: number; json?: boolean }) => {
-      const common = await openCommon();
-      try {
+      await withCommon(async (common) => {
         const events = await listEvents(common.db, { merchantId: opts.merchant, failed: opts.failed, since: opts.since, limit: opts.limit ?? 50 });
         emit(opts.json, events, () => humanEvents(events));
-      } finally {
-        await common.close();
-      }
+      });
     });
 
   cmd
@@ -70,8 +67,7 @@ export function webhooksCommand(): Command {
       if (eventId && opts.failed) throw new UsageError('give either an EVENT_ID or --failed, not both');
       if (!eventId && !opts.failed) throw new UsageError('give an EVENT_ID, or --failed to replay every failed event');
       if (eventId && (opts.since || opts.merchant)) throw new UsageError('--since and --merchant go with --failed');
-      const common = await openCommon();
-      try {
+      await withCommon(async (common) => {
         if (eventId) {
           const res = await replayEvent(common.db, eventId);
           emit(opts.json, res, () => `event ${res.eventId}: new delivery ${res.deliveryId}${res.replayOf ? ` (replay of ${res.replayOf})` : ''}, sent by the next running sender`);
@@ -85,9 +81,7 @@ export function webhooksCommand(): Command {
             ].join('\n'),
           );
         }
-      } finally {
-        await common.close();
-      }
+      });
     });
 
   cmd
