@@ -109,6 +109,15 @@ describe('chaingate CLI on SQLite', () => {
     assert.match(help.stdout, /--webhook-url/);
   });
 
+  test('migrate works on a sqlite: URL', async (t) => {
+    const { url } = tempSqlite(t);
+    const first = await runCli(['migrate', '--json'], { CHAINGATE_DATABASE_URL: url });
+    assert.equal(first.code, 0, first.stderr);
+    assert.ok((JSON.parse(first.stdout) as { applied: string[] }).applied.length >= 1);
+    const status = await runCli(['migrate', '--status', '--json'], { CHAINGATE_DATABASE_URL: url });
+    assert.deepEqual((JSON.parse(status.stdout) as { pending: string[] }).pending, []);
+  });
+
   test('config check prints the effective config with secrets redacted', async () => {
     const res = await runCli(['config', 'check', '--json'], { CHAINGATE_MASTER_KEY: 'z'.repeat(48), CHAINGATE_PORT: '9999' });
     assert.equal(res.code, 0, res.stderr);

@@ -1,14 +1,14 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { signRequest } from '../../src/sdk/sign-request.ts';
 import { runCli } from '../helpers/cli.ts';
 import { createTestDatabase, skipUnless } from '../helpers/databases.ts';
 import { spawnServe } from '../helpers/serve-process.ts';
-import { writeConfigFile } from '../helpers/indexer-process.ts';
+import { waitFor, writeConfigFile } from '../helpers/indexer-process.ts';
 
 interface Creds {
   apiKey: string;
@@ -31,6 +31,14 @@ describe('chaingate serve as a real process', () => {
     const serve = await spawnServe({ ...env, CHAINGATE_LOG_LEVEL: 'info' });
     const created = await signedFetch(serve.url, creds, 'POST', '/api/v1/invoices', { orderId: 'o1', amount: '2500', currency: 'USD' });
     assert.equal(created.status, 201);
+    // a checkout that leaves the pool under pools.lowWaterMark (20) logs a warning
+    const pool = join(dir, 'pool.txt');
+    writeFileSync(pool, ['0x1000000000000000000000000000000000000001', '0x1000000000000000000000000000000000000002'].join('\n'));
+    assert.equal((await runCli(['wallets', 'seed', '--chain', 'ethereum', '--file', pool], env)).code, 0);
+    const co = await signedFetch(serve.url, creds, 'POST', `/api/v1/invoices/${created.json.data.id}/checkout`, { blockchain: 'ethereum', cryptoCurrency: 'ETH' });
+    assert.equal(co.status, 201);
+    await waitFor('low-water warning', async () => /wallet pool is running low/.test(serve.output()));
+    assert.match(serve.output(), /"free":1,"lowWaterMark":20/);
 
     // An in-flight request: headers sent, body still coming when SIGTERM arrives.
     const body = JSON.stringify({ orderId: 'o2', amount: '100', currency: 'USD' });
