@@ -16,6 +16,16 @@ import { invoiceView, paymentEventData } from '../domain/views.ts';
 
 export const LIVE_PAYMENT_STATUSES = ['PENDING', 'PROCESSING', 'CONFIRMING'] as const;
 
+/**
+ * Whether the expiry rules would change anything for this invoice now. Reads only; lets the hot
+ * read paths (status polls) skip the transaction when nothing is due, which is almost always.
+ */
+export async function expiryDue(em: EntityManager, invoice: Pick<Invoice, 'id' | 'status' | 'expiresAt'>, now = new Date()): Promise<boolean> {
+  if (invoice.status === 'OPEN') return invoice.expiresAt <= now;
+  if (invoice.status !== 'PAYMENT_PENDING') return false;
+  return (await em.count(Payment, { invoice: invoice.id, status: 'PENDING', expiresAt: { $lte: now } })) > 0;
+}
+
 /** Applies the expiry rules to one invoice and its payments inside the caller's transaction. */
 export async function applyExpiry(em: EntityManager, invoiceId: string, now = new Date()): Promise<void> {
   const stale = await em.find(Payment, { invoice: invoiceId, status: 'PENDING', expiresAt: { $lte: now } }, { populate: ['invoice'] });

@@ -5,7 +5,7 @@ import { Invoice } from './entities/invoice.entity.ts';
 import { MerchantPoint } from './entities/merchant-point.entity.ts';
 import { Payment } from './entities/payment.entity.ts';
 import { recordEvent } from './events.ts';
-import { applyExpiry } from './expiry.ts';
+import { applyExpiry, expiryDue } from './expiry.ts';
 import type { Database } from './orm.ts';
 import { nextReferenceId } from './reference-ids.ts';
 import { inTransaction } from './transaction.ts';
@@ -44,6 +44,10 @@ export async function createInvoice(db: Database, merchantId: string, input: Cre
 
 /** Loads an invoice after applying the expiry rules. `merchantId` scopes it (null: the public surface). */
 export async function loadInvoice(db: Database, invoiceId: string, merchantId: string | null, now = new Date()): Promise<Invoice> {
+  const em = db.em();
+  const current = await em.findOne(Invoice, merchantId ? { id: invoiceId, merchant: merchantId } : { id: invoiceId }, { populate: ['merchant'] });
+  if (!current) throw new GatewayError('INVOICE_NOT_FOUND', 'Invoice not found');
+  if (!(await expiryDue(em, current, now))) return current;
   return inTransaction(db, async (em) => {
     const invoice = await findScoped(em, invoiceId, merchantId);
     await applyExpiry(em, invoice.id, now);

@@ -1,7 +1,7 @@
 import type { FilterQuery } from '@mikro-orm/core';
 import { GatewayError } from '../domain/errors.ts';
 import { Payment, type PaymentStatus } from './entities/payment.entity.ts';
-import { applyExpiry } from './expiry.ts';
+import { applyExpiry, expiryDue } from './expiry.ts';
 import type { Database } from './orm.ts';
 import { inTransaction } from './transaction.ts';
 
@@ -40,6 +40,10 @@ export async function listPayments(db: Database, input: ListPaymentsInput, now =
 
 /** One payment after the expiry rules ran; scoped to a merchant point, or public when null. */
 export async function loadPayment(db: Database, paymentId: string, merchantId: string | null, now = new Date()): Promise<Payment> {
+  const em = db.em();
+  const current = await em.findOne(Payment, merchantId ? { id: paymentId, merchant: merchantId } : { id: paymentId }, { populate: ['invoice'] });
+  if (!current) throw new GatewayError('PAYMENT_NOT_FOUND', 'Payment not found');
+  if (!(await expiryDue(em, current.invoice, now))) return current;
   return inTransaction(db, async (em) => {
     const payment = await em.findOne(Payment, merchantId ? { id: paymentId, merchant: merchantId } : { id: paymentId });
     if (!payment) throw new GatewayError('PAYMENT_NOT_FOUND', 'Payment not found');
