@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createId } from '@paralleldrive/cuid2';
+import { newId } from '../domain/ids.ts';
 import { findToken, getNetwork, isChainSlug, availableCurrencies, type ResolvedNetwork, type TokenRef } from '../chains/registry.ts';
 import { GatewayError } from '../domain/errors.ts';
 import { priceInvoice } from '../domain/pricing.ts';
@@ -57,7 +57,7 @@ export async function checkoutInvoice(deps: DaemonDeps, input: CheckoutInput, no
     );
     if (claimed === 0) throw new GatewayError('INVOICE_NOT_AVAILABLE', 'Invoice was claimed by another checkout or is no longer open');
 
-    const id = createId();
+    const id = newId();
     let address: string;
     if (contract) address = contract.treasury;
     else {

@@ -1,4 +1,4 @@
-import { createId } from '@paralleldrive/cuid2';
+import { newId } from '../domain/ids.ts';
 import type { EntityManager } from '@mikro-orm/sql';
 import { MerchantPoint } from './entities/merchant-point.entity.ts';
 import { WebhookDelivery } from './entities/webhook-delivery.entity.ts';
@@ -51,7 +51,7 @@ export interface NewDeliveryOptions {
 /** A PENDING delivery of an event, due now; the caller flushes. */
 export function addDelivery(em: EntityManager, event: WebhookEvent, options: NewDeliveryOptions): WebhookDelivery {
   return em.create(WebhookDelivery, {
-    id: createId(),
+    id: newId(),
     event,
     replayOf: options.replayOf ?? null,
     state: 'PENDING',
@@ -74,7 +74,7 @@ export function addDelivery(em: EntityManager, event: WebhookEvent, options: New
  */
 export async function recordEvent(em: EntityManager, input: EventInput, now = new Date()): Promise<WebhookEvent> {
   const merchant = await em.findOneOrFail(MerchantPoint, { id: input.merchantId });
-  const id = createId();
+  const id = newId();
   const event = em.create(WebhookEvent, {
     id,
     merchant,

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createId } from '@paralleldrive/cuid2';
+import { newId } from '../domain/ids.ts';
 import type { EntityManager } from '@mikro-orm/sql';
 import { GatewayError, UsageError } from '../domain/errors.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
@@ -56,7 +56,7 @@ export async function createMerchant(
   input: CreateMerchantInput,
 ): Promise<{ merchant: MerchantPoint; apiSecret: string }> {
   const apiSecret = newApiSecret();
-  const id = createId();
+  const id = newId();
   const merchant = em.create(MerchantPoint, {
     id,
     name: input.name,

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/sql';
 import type { Dialect } from './orm.ts';
+import { newId } from '../domain/ids.ts';
 
 export interface LeasedAddress {
   id: string;
@@ -83,11 +84,10 @@ export async function addToPool(
   now = new Date(),
 ): Promise<{ added: number; skipped: number }> {
   let added = 0;
-  const { createId } = await import('@paralleldrive/cuid2');
   for (let i = 0; i < entries.length; i += 200) {
     const chunk = entries.slice(i, i + 200);
     const values = chunk.map(() => `(?, ?, ?, ?, 'FREE', ?, ?, ?)`).join(', ');
-    const params = chunk.flatMap((e) => [createId(), pool.chain, pool.isTestnet, e.address, e.index, source, now]);
+    const params = chunk.flatMap((e) => [newId(), pool.chain, pool.isTestnet, e.address, e.index, source, now]);
     const rows = await em.execute<{ id: string }[]>(
       `insert into wallet_address (id, chain, is_testnet, address, status, derivation_index, source, created_at)
        values ${values} on conflict (chain, is_testnet, address) do nothing returning id`,

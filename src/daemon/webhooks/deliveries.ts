@@ -1,4 +1,4 @@
-import { createId } from '@paralleldrive/cuid2';
+import { newId } from '../../domain/ids.ts';
 import { LockMode, type FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/sql';
 import { MerchantPoint } from '../../db/entities/merchant-point.entity.ts';
@@ -82,7 +82,7 @@ export async function recordAttempt(db: Database, rec: AttemptRecord): Promise<b
   return inTransaction(db, async (em) => {
     const now = new Date();
     em.create(WebhookAttempt, {
-      id: createId(),
+      id: newId(),
       delivery: em.getReference(WebhookDelivery, rec.deliveryId),
       attemptNumber: rec.attemptNumber,
       url: rec.url,
@@ -293,7 +293,7 @@ export async function createPing(
     if (!merchant.webhookUrl) {
       throw new UsageError(`merchant point ${merchant.id} has no webhook URL: set one with \`chaingate merchant update ${merchant.id} --webhook-url <url>\``);
     }
-    const id = createId();
+    const id = newId();
     const event = em.create(WebhookEvent, {
       id,
       merchant,
