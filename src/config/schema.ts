@@ -50,7 +50,7 @@ export const configSchema = z.strictObject({
       confirm: windowLimit,
     }),
     /** Per client IP across every route of the daemon. */
-    serviceWide: z.strictObject({ burst: windowLimit, sustained: windowLimit }),
+    serviceWide: z.strictObject({ burst: windowLimit, sustained: windowLimit, gateway: z.boolean() }),
   }),
   webhooks: z
     .strictObject({

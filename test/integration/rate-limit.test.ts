@@ -11,12 +11,12 @@ interface Limit {
   windowMs: number;
 }
 
-function limits(routes: Partial<Record<RouteName, Limit>> = {}, serviceWide: { burst?: Limit; sustained?: Limit } = {}, extra: Record<string, unknown> = {}) {
+function limits(routes: Partial<Record<RouteName, Limit>> = {}, serviceWide: { burst?: Limit; sustained?: Limit; gateway?: boolean } = {}, extra: Record<string, unknown> = {}) {
   return {
     rateLimit: {
       enabled: true,
       routes: Object.fromEntries(ROUTES.map((r) => [r, routes[r] ?? HIGH])),
-      serviceWide: { burst: serviceWide.burst ?? HIGH, sustained: serviceWide.sustained ?? HIGH },
+      serviceWide: { burst: serviceWide.burst ?? HIGH, sustained: serviceWide.sustained ?? HIGH, gateway: serviceWide.gateway ?? false },
     },
     ...extra,
   };
@@ -83,7 +83,7 @@ describe('rate limits: windows, client IPs and switches', () => {
     const mixed = [
       () => d.plain('GET', `/checkout/api/v1/invoices/${UNKNOWN}`),
       () => d.plain('GET', '/nothing-here'),
-      () => d.signed('GET', `/api/v1/invoices/${UNKNOWN}`),
+      () => d.plain('GET', `/checkout/api/v1/invoices/${UNKNOWN}/status`),
       () => d.plain('GET', `/i/${UNKNOWN}`),
       () => d.plain('GET', `/checkout/api/v1/payments/${UNKNOWN}/status`),
     ];
@@ -95,6 +95,17 @@ describe('rate limits: windows, client IPs and switches', () => {
     assert.equal(limited.headers.get('x-request-id'), limited.json.requestId);
     await sleep(1050 - (Date.now() - started));
     assert.equal((await d.plain('GET', '/nothing-here')).status, 404, 'allowed again once the window slid past');
+  });
+
+  test('signed gateway calls are outside the service-wide buckets unless serviceWide.gateway is on', async (t) => {
+    const d = await startTestDaemon(t, 'sqlite', limits({}, { burst: { max: 3, windowMs: 5000 } }));
+    for (let i = 0; i < 8; i++) assert.equal((await d.signed('GET', '/api/v1/payments')).status, 200, `merchant call ${i + 1}`);
+    for (let i = 0; i < 3; i++) assert.notEqual((await d.plain('GET', '/nothing-here')).status, 429);
+    assertLimited(await d.plain('GET', '/nothing-here'), 5, 'buyer-facing bucket still applies');
+
+    const strict = await startTestDaemon(t, 'sqlite', limits({}, { burst: { max: 3, windowMs: 5000 }, gateway: true }));
+    for (let i = 0; i < 3; i++) assert.equal((await strict.signed('GET', '/api/v1/payments')).status, 200);
+    assertLimited(await strict.signed('GET', '/api/v1/payments'), 5, 'gateway counted when configured');
   });
 
   test('service-wide sustained bucket: N per ten seconds per IP', async (t) => {

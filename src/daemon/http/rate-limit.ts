@@ -104,6 +104,8 @@ export function registerServiceWideLimits(app: FastifyInstance, config: RateLimi
   timer.unref();
   app.addHook('onClose', async () => clearInterval(timer));
   app.addHook('onRequest', async (req) => {
+    // Signed merchant back ends are not throttled by the buyer-facing buckets unless asked to be.
+    if (!config.serviceWide.gateway && (req.url === '/api/v1' || req.url.startsWith('/api/v1/'))) return;
     const waitMs = limiter.take(clientKey(req));
     if (waitMs > 0) throw rateLimitedError(Math.max(1, Math.ceil(waitMs / 1000)), 'service-wide limit');
   });
