@@ -9,6 +9,7 @@ import { webhooksCommand } from './commands/webhooks.ts';
 import { indexCommand } from './commands/index-chain.ts';
 import { transfersCommand } from './commands/transfers.ts';
 import { contractsCommand } from './commands/contracts.ts';
+import { statusCommand } from './commands/status.ts';
 
 export function buildProgram(): Command {
   const program = new Command('chaingate')
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   program.addCommand(indexCommand());
   program.addCommand(transfersCommand());
   program.addCommand(contractsCommand());
+  program.addCommand(statusCommand());
   program.addCommand(configCommand());
   return program;
 }

@@ -63,6 +63,15 @@ describe('EVM indexer against a real Hardhat node (SQLite, separate indexer proc
       // the gateway shows it too
       const st = await w.d.signed('GET', `/api/v1/payments/${p.id}/status`);
       assert.equal(st.json.data.status, 'COMPLETED');
+      // and the operator's status view: the indexer runs, the payment counts as completed
+      const status = await runCli(['status', '--json'], w.env);
+      assert.equal(status.code, 0, status.stderr);
+      const report = JSON.parse(status.stdout) as { indexers: { chain: string; network: string; running: boolean; block: string }[]; payments: Record<string, number>; webhooks: { pending: number } };
+      assert.deepEqual(report.indexers.map((i) => [i.chain, i.network, i.running]), [['ethereum', 'MAINNET', true]]);
+      assert.ok(Number(report.indexers[0]!.block) > 0);
+      assert.equal(report.payments.COMPLETED, 1);
+      const text = await runCli(['status'], w.env);
+      assert.match(text.stdout, /ethereum\s+MAINNET\s+running/);
     });
 
     await t.test('USDT (no-bool token) and native ETH; overpayment is recorded, never blocks completion', async () => {
