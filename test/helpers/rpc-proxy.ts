@@ -12,6 +12,8 @@ export interface RpcProxyOptions {
   /** How long a 'timeout' fault holds the request before dropping it. */
   hangMs?: number;
   seed?: number;
+  /** Refuse eth_getLogs spanning more blocks than this, as hosted providers do. */
+  maxLogRange?: number;
 }
 
 export interface RpcProxy {
@@ -41,6 +43,21 @@ export async function startRpcProxy(options: RpcProxyOptions): Promise<RpcProxy>
       stats.requests++;
       const body = Buffer.concat(chunks);
       const go = () => {
+        if (options.maxLogRange) {
+          try {
+            const call = JSON.parse(body.toString()) as { id?: unknown; method?: string; params?: { fromBlock?: string; toBlock?: string }[] };
+            const f = call.params?.[0];
+            if (call.method === 'eth_getLogs' && f?.fromBlock && f.toBlock && BigInt(f.toBlock) - BigInt(f.fromBlock) + 1n > BigInt(options.maxLogRange)) {
+              stats.faults.range = (stats.faults.range ?? 0) + 1;
+              res.writeHead(200, { 'content-type': 'application/json' }).end(
+                JSON.stringify({ jsonrpc: '2.0', id: call.id, error: { code: -32005, message: `block range is too large, max ${options.maxLogRange} blocks` } }),
+              );
+              return;
+            }
+          } catch {
+            /* not JSON: let it through */
+          }
+        }
         if (random() < faultRate) {
           const fault = faults[Math.floor(random() * faults.length)]!;
           stats.faults[fault] = (stats.faults[fault] ?? 0) + 1;

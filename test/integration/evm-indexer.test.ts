@@ -239,13 +239,13 @@ describe('EVM indexer against a real Hardhat node (SQLite, separate indexer proc
 });
 
 describe('EVM indexer under RPC faults', () => {
-  test('429s, hangs, 5xx, garbage, null results and resets: no crash, no gap, nothing counted twice', async (t) => {
+  test('429s, hangs, 5xx, garbage, null results, resets and refused log ranges: no crash, no gap, nothing counted twice', async (t) => {
     let proxy: RpcProxy | undefined;
     const w = await startEvmWorld(t, {
       dialect: 'sqlite',
       indexer: { maxBlocksPerRange: 4, rpcTimeoutMs: 1000 },
       rpcUrl: async (target) => {
-        proxy = await startRpcProxy({ target, faultRate: 0, hangMs: 2500, seed: 7 });
+        proxy = await startRpcProxy({ target, faultRate: 0, hangMs: 2500, seed: 7, maxLogRange: 1 });
         t.after(() => proxy!.close());
         return proxy.url;
       },
@@ -267,6 +267,7 @@ describe('EVM indexer under RPC faults', () => {
     assert.equal(indexer.child.exitCode, null, 'still running');
     const kinds = Object.keys(proxy!.stats.faults);
     assert.ok(kinds.length >= 4, `faults injected: ${JSON.stringify(proxy!.stats.faults)}`);
+    assert.ok((proxy!.stats.faults.range ?? 0) > 0, 'log ranges were refused as too large and split');
     assert.match(indexer.output(), /RPC call failed; retrying/);
     await indexer.stop();
   });

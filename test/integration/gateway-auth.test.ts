@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { createHash, createHmac } from 'node:crypto';
 import { MerchantPoint } from '../../src/db/entities/merchant-point.entity.ts';
 import { Invoice } from '../../src/db/entities/invoice.entity.ts';
+import { IdempotencyRecord } from '../../src/db/entities/idempotency-record.entity.ts';
+import { purgeExpiredKeys } from '../../src/db/idempotency.ts';
 import { rotateSecret } from '../../src/db/merchants.ts';
 import { DIALECTS, skipUnless } from '../helpers/databases.ts';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.ts';
@@ -142,6 +144,26 @@ for (const dialect of DIALECTS) {
       assert.equal(bad.status, 400);
       const fixed = await d.signed('POST', '/api/v1/invoices', INVOICE, { idempotencyKey: 'retry-me' });
       assert.equal(fixed.status, 201);
+    });
+
+    test('after 24 hours a key is forgotten: purged on schedule, and reusable for a new request', async (t) => {
+      const d = await startTestDaemon(t, dialect);
+      const first = await d.signed('POST', '/api/v1/invoices', INVOICE, { idempotencyKey: 'day-old' });
+      const em = d.common.db.em();
+      await em.nativeUpdate(IdempotencyRecord, { key: 'day-old' }, { expiresAt: new Date(Date.now() - 1000) });
+      const again = await d.signed('POST', '/api/v1/invoices', { ...INVOICE, amount: '1' }, { idempotencyKey: 'day-old' });
+      assert.equal(again.status, 201, 'an expired key is not a conflict');
+      assert.notEqual(again.json.data.id, first.json.data.id);
+      await em.nativeUpdate(IdempotencyRecord, { key: 'day-old' }, { expiresAt: new Date(Date.now() - 1000) });
+      const record = await d.common.db.em().findOneOrFail(IdempotencyRecord, { key: 'day-old' });
+      assert.ok(record.expiresAt < new Date());
+      assert.equal(await purgeExpiredKeys(d.common.db), 1);
+      assert.equal(await d.common.db.em().count(IdempotencyRecord, {}), 0);
+      const fresh = await d.signed('POST', '/api/v1/invoices', INVOICE, { idempotencyKey: 'fresh' });
+      const stored = await d.common.db.em().findOneOrFail(IdempotencyRecord, { key: 'fresh' });
+      const hours = (stored.expiresAt.getTime() - stored.createdAt.getTime()) / 3_600_000;
+      assert.equal(hours, 24);
+      assert.equal(fresh.status, 201);
     });
 
     test('20 concurrent identical requests run the handler once', async (t) => {

@@ -216,6 +216,16 @@ for (const dialect of DIALECTS) {
       assert.deepEqual([na.status, na.json.error.code], [400, 'INVOICE_NOT_AVAILABLE']);
     });
 
+    test('no exchange rate: 503 RATE_UNAVAILABLE and the invoice stays OPEN with nothing leased', async (t) => {
+      const d = await startTestDaemon(t, dialect);
+      await d.seedPool('ethereum', evmAddresses(1));
+      const inv = await newInvoice(d, { currency: 'GBP' }); // the static table prices USD and EUR only
+      const res = await d.signed('POST', `/api/v1/invoices/${inv.id}/checkout`, { blockchain: 'ethereum', cryptoCurrency: 'ETH' });
+      assert.deepEqual([res.status, res.json.error.code], [503, 'RATE_UNAVAILABLE']);
+      assert.equal((await d.signed('GET', `/api/v1/invoices/${inv.id}`)).json.data.status, 'OPEN');
+      assert.equal(await d.common.db.em().count(WalletAddress, { status: 'LEASED' }), 0);
+    });
+
     test('merchant restrictions narrow the accepted chains', async (t) => {
       const d = await startTestDaemon(t, dialect);
       const tronOnly = await d.createMerchant({ name: 'Tron shop', acceptedChains: ['tron'] });
