@@ -11,6 +11,9 @@ import { createDeps, type DaemonDeps } from './deps.ts';
 import { scheduleJob, type Job } from './schedule.ts';
 import { createWebhookSender, type WebhookSender } from './webhooks/sender.ts';
 
+/** Chain families `chaingate index` can watch today (docs/indexers.md). */
+const INDEXED_FAMILIES = new Set(['evm']);
+
 export interface Daemon {
   app: FastifyInstance;
   deps: DaemonDeps;
@@ -43,6 +46,13 @@ export async function startDaemon(common: Common, options: { schedule?: boolean;
   const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
   const url = `http://${host}:${port}`;
   log.info({ url, database: db.url }, 'chaingate is serving');
+  const unindexed = Object.values(deps.registry.chains).filter((c) => c.enabled && !INDEXED_FAMILIES.has(c.family)).map((c) => c.slug);
+  if (unindexed.length) {
+    log.warn(
+      { chains: unindexed },
+      'these chains are offered to buyers but have no indexer yet: payments on them are never detected; disable them with chains.<slug>.enabled: false or reconcile by hand',
+    );
+  }
 
   const jobs: Job[] = [];
   if (options.schedule !== false) {
