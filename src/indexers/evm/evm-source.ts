@@ -179,20 +179,9 @@ export function createEvmSource(options: EvmSourceOptions): ChainSource {
         const logs = await getLogs({ topics: [TRANSFER_TOPIC, null, padded.slice(i, i + chunk)] }, from, to);
         for (const log of logs) {
           if (log.removed || log.topics.length !== 3 || log.data.length !== 66) continue; // ERC-721 and odd events
-          const ref = checkLog(hashAt, log);
-          transfers.push({
-            txHash: log.transactionHash,
-            logIndex: Number(BigInt(log.logIndex)),
-            blockNumber: ref.number,
-            blockHash: ref.hash,
-            blockTime: ref.timestamp,
-            from: topicAddress(log.topics[1]!),
-            to: topicAddress(log.topics[2]!),
-            token: getAddress(log.address),
-            amount: BigInt(log.data),
-            kind: 'token',
-            reverted: false,
-          });
+          transfers.push(
+            logTransfer(log, checkLog(hashAt, log), { from: topicAddress(log.topics[1]!), to: topicAddress(log.topics[2]!), token: getAddress(log.address), kind: 'token' }),
+          );
         }
       }
 
@@ -201,22 +190,16 @@ export function createEvmSource(options: EvmSourceOptions): ChainSource {
         const logs = await getLogs({ address: watch.paymentContract, topics: [PAYMENT_RECEIVED_TOPIC] }, from, to);
         for (const log of logs) {
           if (log.removed || log.topics.length !== 4) continue;
-          const ref = checkLog(hashAt, log);
           const token = topicAddress(log.topics[3]!);
-          transfers.push({
-            txHash: log.transactionHash,
-            logIndex: Number(BigInt(log.logIndex)),
-            blockNumber: ref.number,
-            blockHash: ref.hash,
-            blockTime: ref.timestamp,
-            from: topicAddress(log.topics[2]!),
-            to: getAddress(log.address),
-            token: token === ZERO_ADDRESS ? null : token,
-            amount: BigInt(log.data),
-            kind: 'contract',
-            externalId: log.topics[1]!.toLowerCase(),
-            reverted: false,
-          });
+          transfers.push(
+            logTransfer(log, checkLog(hashAt, log), {
+              from: topicAddress(log.topics[2]!),
+              to: getAddress(log.address),
+              token: token === ZERO_ADDRESS ? null : token,
+              kind: 'contract',
+              externalId: log.topics[1]!.toLowerCase(),
+            }),
+          );
         }
       }
       return { blocks: refs, transfers };
@@ -227,6 +210,20 @@ export function createEvmSource(options: EvmSourceOptions): ChainSource {
     },
 
     close: () => rpc.close(),
+  };
+}
+
+/** A transfer read from an event log: position and amount from the log, parties from the caller. */
+function logTransfer(log: RpcLog, ref: BlockRef, parties: Pick<SeenTransfer, 'from' | 'to' | 'token' | 'kind' | 'externalId'>): SeenTransfer {
+  return {
+    txHash: log.transactionHash,
+    logIndex: Number(BigInt(log.logIndex)),
+    blockNumber: ref.number,
+    blockHash: ref.hash,
+    blockTime: ref.timestamp,
+    amount: BigInt(log.data),
+    reverted: false,
+    ...parties,
   };
 }
 
