@@ -63,6 +63,8 @@ export const configSchema = z.strictObject({
       leaseSeconds: z.number().positive().max(3600),
       concurrency: z.int().min(1).max(100),
       responseBodyLimit: z.int().min(0).max(64 * 1024),
+      retentionDays: z.number().min(0).max(3650),
+      retentionCron: z.string(),
     })
     // A lease must outlive the slowest attempt, or a second sender could take the row mid-attempt.
     .refine((w) => w.leaseSeconds * 1000 >= w.timeoutMs + 5000, {

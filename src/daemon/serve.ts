@@ -10,6 +10,7 @@ import { registerServiceWideLimits } from './http/rate-limit.ts';
 import { createDeps, type DaemonDeps } from './deps.ts';
 import { scheduleJob, type Job } from './schedule.ts';
 import { createWebhookSender, type WebhookSender } from './webhooks/sender.ts';
+import { purgeOldWebhooks } from './webhooks/retention.ts';
 
 /** Chain families `chaingate index` can watch today (docs/indexers.md). */
 const INDEXED_FAMILIES = new Set(['evm']);
@@ -58,6 +59,7 @@ export async function startDaemon(common: Common, options: { schedule?: boolean;
   if (options.schedule !== false) {
     jobs.push(scheduleJob('expiry-sweep', config.expiry.sweepCron, log, () => sweepExpired(db)));
     jobs.push(scheduleJob('idempotency-purge', config.idempotency.purgeCron, log, () => purgeExpiredKeys(db)));
+    jobs.push(scheduleJob('webhook-retention', config.webhooks.retentionCron, log, () => purgeOldWebhooks(db, config.webhooks.retentionDays)));
   }
   // Webhook deliveries (docs/webhooks.md); `chaingate webhooks work` can run more senders elsewhere.
   const webhooks = (options.webhooks ?? options.schedule !== false) ? createWebhookSender({ common }) : null;
