@@ -1,16 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { UsageError } from '../domain/errors.ts';
-import {
-  availableCurrencies,
-  CHAIN_SLUGS,
-  findToken,
-  getNetwork,
-  isChainSlug,
-  isEvm,
-  pollIntervalMs,
-  resolveRegistry,
-} from './registry.ts';
+import { availableCurrencies, findToken, getNetwork, isEvm, pollIntervalMs, resolveRegistry } from './registry.ts';
+import { CHAIN_SLUGS, isChainSlug } from './slugs.ts';
 import { validateAddress } from './validate-address.ts';
 
 const SPEC_MATRIX: Record<string, string[]> = {

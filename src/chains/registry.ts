@@ -1,5 +1,6 @@
 import { UsageError } from '../domain/errors.ts';
 import { CHAIN_DEFAULTS } from './chain-defaults.ts';
+import { CHAIN_SLUGS, isChainSlug, type ChainSlug } from './slugs.ts';
 import type { ChainDefaults, CoinSpec, NetworkDefaults } from './chain-defaults.ts';
 import type { ChainOverride, NetworkOverride } from './chain-config-schema.ts';
 import { InvalidAddressError, validateAddress } from './validate-address.ts';
@@ -10,21 +11,6 @@ import { InvalidAddressError, validateAddress } from './validate-address.ts';
 
 export type ChainFamily = 'evm' | 'bitcoin' | 'tron' | 'solana' | 'ton';
 
-export const CHAIN_SLUGS = [
-  'ethereum',
-  'polygon',
-  'bsc',
-  'arbitrum',
-  'optimism',
-  'base',
-  'avalanche',
-  'bitcoin',
-  'tron',
-  'solana',
-  'ton',
-] as const;
-
-export type ChainSlug = (typeof CHAIN_SLUGS)[number];
 
 export interface TokenRef {
   symbol: string;
@@ -82,11 +68,6 @@ export interface AvailableCurrencies {
   availableCurrencies: Record<string, string[]>;
 }
 
-const SLUG_SET: ReadonlySet<string> = new Set(CHAIN_SLUGS);
-
-export function isChainSlug(value: string): value is ChainSlug {
-  return SLUG_SET.has(value);
-}
 
 export function isEvm(slug: string): boolean {
   return isChainSlug(slug) && CHAIN_DEFAULTS[slug].family === 'evm';

@@ -1,17 +1,17 @@
-import { CommanderError } from 'commander';
+import { type Command, CommanderError } from 'commander';
 import { ConfigError } from '../config/load-config.ts';
 import { GatewayError, UsageError } from '../domain/errors.ts';
 import { SecretBoxError } from '../domain/secret-box.ts';
 import { buildProgram } from './program.ts';
 
 // Exit codes: 0 success, 1 runtime failure, 2 bad input or bad configuration.
-function applyToSubcommands(cmd: ReturnType<typeof buildProgram>): void {
+function applyToSubcommands(cmd: Command): void {
   cmd.exitOverride();
-  for (const sub of cmd.commands) applyToSubcommands(sub as ReturnType<typeof buildProgram>);
+  for (const sub of cmd.commands) applyToSubcommands(sub as Command);
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const program = buildProgram();
+  const program = await buildProgram(argv);
   applyToSubcommands(program);
   try {
     await program.parseAsync(argv);

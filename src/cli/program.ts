@@ -1,31 +1,31 @@
 import { Command } from 'commander';
-import { configCommand } from './commands/config.ts';
-import { merchantCommand } from './commands/merchant.ts';
-import { migrateCommand } from './commands/migrate.ts';
-import { secretsCommand } from './commands/secrets.ts';
-import { serveCommand } from './commands/serve.ts';
-import { walletsCommand } from './commands/wallets.ts';
-import { webhooksCommand } from './commands/webhooks.ts';
-import { indexCommand } from './commands/index-chain.ts';
-import { transfersCommand } from './commands/transfers.ts';
-import { contractsCommand } from './commands/contracts.ts';
-import { statusCommand } from './commands/status.ts';
 
-export function buildProgram(): Command {
+// Each subcommand's module is loaded only when it is the one invoked (all of them for top-level
+// help or an unknown name), so `chaingate merchant list` does not load the HTTP server, the chain
+// libraries and the indexer.
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  serve: async () => (await import('./commands/serve.ts')).serveCommand(),
+  migrate: async () => (await import('./commands/migrate.ts')).migrateCommand(),
+  merchant: async () => (await import('./commands/merchant.ts')).merchantCommand(),
+  secrets: async () => (await import('./commands/secrets.ts')).secretsCommand(),
+  wallets: async () => (await import('./commands/wallets.ts')).walletsCommand(),
+  webhooks: async () => (await import('./commands/webhooks.ts')).webhooksCommand(),
+  index: async () => (await import('./commands/index-chain.ts')).indexCommand(),
+  transfers: async () => (await import('./commands/transfers.ts')).transfersCommand(),
+  contracts: async () => (await import('./commands/contracts.ts')).contractsCommand(),
+  status: async () => (await import('./commands/status.ts')).statusCommand(),
+  config: async () => (await import('./commands/config.ts')).configCommand(),
+};
+
+export async function buildProgram(argv: string[]): Promise<Command> {
   const program = new Command('chaingate')
     .description('self-hosted multi-chain crypto payment gateway')
     .version('0.1.0')
     .showHelpAfterError('(run with --help for usage)');
-  program.addCommand(serveCommand());
-  program.addCommand(migrateCommand());
-  program.addCommand(merchantCommand());
-  program.addCommand(secretsCommand());
-  program.addCommand(walletsCommand());
-  program.addCommand(webhooksCommand());
-  program.addCommand(indexCommand());
-  program.addCommand(transfersCommand());
-  program.addCommand(contractsCommand());
-  program.addCommand(statusCommand());
-  program.addCommand(configCommand());
+  const args = argv.slice(2);
+  const invoked = args.find((a) => !a.startsWith('-'));
+  const versionOnly = !invoked && args.some((a) => a === '-V' || a === '--version');
+  const names = versionOnly ? [] : invoked && COMMANDS[invoked] ? [invoked] : Object.keys(COMMANDS);
+  for (const name of names) program.addCommand(await COMMANDS[name]!());
   return program;
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { newId } from '../domain/ids.ts';
-import { findToken, getNetwork, isChainSlug, availableCurrencies, type ResolvedNetwork, type TokenRef } from '../chains/registry.ts';
+import { findToken, getNetwork, availableCurrencies, type ResolvedNetwork, type TokenRef } from '../chains/registry.ts';
+import { isChainSlug } from '../chains/slugs.ts';
 import { GatewayError } from '../domain/errors.ts';
 import { priceInvoice } from '../domain/pricing.ts';
 import { externalIdFromUuid } from '../domain/external-id.ts';

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
-import { getNetwork, isChainSlug, CHAIN_SLUGS, resolveRegistry } from '../../chains/registry.ts';
+import { getNetwork, resolveRegistry } from '../../chains/registry.ts';
+import { isChainSlug, CHAIN_SLUGS } from '../../chains/slugs.ts';
 import { UsageError } from '../../domain/errors.ts';
 import { createEvmSource } from '../../indexers/evm/evm-source.ts';
 import { createRpc } from '../../indexers/evm/rpc.ts';

@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { CHAIN_SLUGS } from '../../chains/registry.ts';
+import { CHAIN_SLUGS } from '../../chains/slugs.ts';
 import { EVENT_TYPES } from '../../db/events.ts';
 import { createMerchant, getMerchantOrThrow, listMerchants, merchantView } from '../../db/merchants.ts';
 import { UsageError } from '../../domain/errors.ts';

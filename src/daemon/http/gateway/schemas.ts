@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CHAIN_SLUGS } from '../../../chains/registry.ts';
+import { CHAIN_SLUGS } from '../../../chains/slugs.ts';
 import { PAYMENT_STATUSES } from '../../../db/entities/payment.entity.ts';
 import { absoluteUrl, jsonObject } from '../validation.ts';
 

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import QRCode from 'qrcode';
-import { availableCurrencies, getNetwork, pollIntervalMs, type ChainSlug } from '../../../chains/registry.ts';
+import { availableCurrencies, getNetwork, pollIntervalMs } from '../../../chains/registry.ts';
+import { type ChainSlug } from '../../../chains/slugs.ts';
 import type { Config } from '../../../config/schema.ts';
 import type { Invoice } from '../../../db/entities/invoice.entity.ts';
 import { loadInvoice } from '../../../db/invoices.ts';
