@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BIN } from './cli.ts';
+import { trackChild } from './children.ts';
 
 export interface IndexerProcess {
   child: ChildProcess;
@@ -28,7 +29,7 @@ export function spawnIndexer(args: string[], env: Record<string, string>): Index
   child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
   child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
-  process.once('exit', () => child.kill('SIGKILL'));
+  trackChild(child);
   return {
     child,
     output: () => out,

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { BIN } from './cli.ts';
+import { trackChild } from './children.ts';
 
 export interface ServeProcess {
   child: ChildProcess;
@@ -14,7 +15,7 @@ export async function spawnServe(env: Record<string, string>): Promise<ServeProc
   const base: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('CHAINGATE_')) base[k] = v;
   const child = spawn(process.execPath, [BIN, 'serve'], { env: { ...base, CHAINGATE_PORT: '0', CHAINGATE_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  process.once('exit', () => child.kill('SIGKILL'));
+  trackChild(child);
   let out = '';
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
   const url = await new Promise<string>((resolve, reject) => {
