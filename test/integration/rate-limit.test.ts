@@ -89,9 +89,10 @@ describe('rate limits: windows, client IPs and switches', () => {
     ];
     const started = Date.now();
     for (const call of mixed) assert.notEqual((await call()).status, 429);
-    const limited = await d.plain('GET', `/checkout/api/v1/invoices/${UNKNOWN}/status`);
+    const limited = await d.plain('GET', `/checkout/api/v1/invoices/${UNKNOWN}/status`, undefined, { Origin: 'https://shop.example' });
     assert.ok(Date.now() - started < 1000, 'the test itself must stay inside the window');
     assertLimited(limited, 1, 'sixth request within a second');
+    assert.equal(limited.headers.get('access-control-allow-origin'), '*', 'a cross-origin page can read the 429');
     assert.equal(limited.headers.get('x-request-id'), limited.json.requestId);
     await sleep(1050 - (Date.now() - started));
     assert.equal((await d.plain('GET', '/nothing-here')).status, 404, 'allowed again once the window slid past');

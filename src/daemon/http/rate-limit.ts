@@ -107,7 +107,13 @@ export function registerServiceWideLimits(app: FastifyInstance, config: RateLimi
     // Signed merchant back ends are not throttled by the buyer-facing buckets unless asked to be.
     if (!config.serviceWide.gateway && (req.url === '/api/v1' || req.url.startsWith('/api/v1/'))) return;
     const waitMs = limiter.take(clientKey(req));
-    if (waitMs > 0) throw rateLimitedError(Math.max(1, Math.ceil(waitMs / 1000)), 'service-wide limit');
+    if (waitMs > 0) {
+      const err = rateLimitedError(Math.max(1, Math.ceil(waitMs / 1000)), 'service-wide limit');
+      // Refused before any route's CORS handling: let a cross-origin caller read the 429 and its
+      // Retry-After (it reveals nothing a same-origin caller would not see).
+      if (req.headers.origin) Object.assign(err.headers!, { 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': 'Retry-After, X-Request-Id' });
+      throw err;
+    }
   });
 }
 
