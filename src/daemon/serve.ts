@@ -8,12 +8,10 @@ import { checkoutPlugin } from './http/checkout/plugin.ts';
 import { pagePathOf, pagePlugin } from './http/page/plugin.ts';
 import { registerServiceWideLimits } from './http/rate-limit.ts';
 import { createDeps, type DaemonDeps } from './deps.ts';
+import { hasIndexer } from '../indexers/sources.ts';
 import { scheduleJob, type Job } from './schedule.ts';
 import { createWebhookSender, type WebhookSender } from './webhooks/sender.ts';
 import { purgeOldWebhooks } from './webhooks/retention.ts';
-
-/** Chain families `chaingate index` can watch today (docs/indexers.md). */
-const INDEXED_FAMILIES = new Set(['evm']);
 
 export interface Daemon {
   app: FastifyInstance;
@@ -47,7 +45,7 @@ export async function startDaemon(common: Common, options: { schedule?: boolean;
   const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
   const url = `http://${host}:${port}`;
   log.info({ url, database: db.url }, 'chaingate is serving');
-  const unindexed = Object.values(deps.registry.chains).filter((c) => c.enabled && !INDEXED_FAMILIES.has(c.family)).map((c) => c.slug);
+  const unindexed = Object.values(deps.registry.chains).filter((c) => c.enabled && !hasIndexer(c.family)).map((c) => c.slug);
   if (unindexed.length) {
     log.warn(
       { chains: unindexed },

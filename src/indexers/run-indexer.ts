@@ -3,10 +3,9 @@ import { IndexedBlock } from '../db/entities/indexed-block.entity.ts';
 import { IndexerCursor } from '../db/entities/indexer-cursor.entity.ts';
 import type { Database } from '../db/orm.ts';
 import type { Logger } from '../logger.ts';
-import { RpcAborted, sleep } from './evm/rpc.ts';
-import { ReorgDuringFetch } from './evm/evm-source.ts';
+import { RpcAborted, sleep } from './retry.ts';
 import { applyRange, DeepReorgError, LeaseLostError, loadWatchSet, readCursor, rollbackTo, updateConfirmations, type ChainKey } from './ledger.ts';
-import type { BlockRef, ChainSource } from './source.ts';
+import { ReorgDuringFetch, type BlockRef, type ChainSource } from './source.ts';
 
 export interface IndexerOptions {
   db: Database;

@@ -45,3 +45,15 @@ export interface ChainSource {
   receipt(txHash: string): Promise<unknown>;
   close(): void;
 }
+
+/** A block changed under us while a range was being read; the caller re-checks the chain and retries. */
+export class ReorgDuringFetch extends Error {
+  override readonly name = 'ReorgDuringFetch';
+}
+
+/** Throws ReorgDuringFetch unless every block of a range extends the one before it. */
+export function assertLinked(blocks: BlockRef[]): void {
+  for (let i = 1; i < blocks.length; i++) {
+    if (blocks[i]!.parentHash !== blocks[i - 1]!.hash) throw new ReorgDuringFetch(`block ${blocks[i]!.number} does not extend ${blocks[i - 1]!.number}`);
+  }
+}

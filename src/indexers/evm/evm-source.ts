@@ -1,15 +1,10 @@
 import { getAddress, id as keccakId, zeroPadValue } from 'ethers';
 import { RangeTooLargeError, RpcUnsupportedError, type Rpc } from './rpc.ts';
-import type { BlockRef, ChainSource, RangeResult, SeenTransfer, WatchSet } from '../source.ts';
+import { assertLinked, ReorgDuringFetch, type BlockRef, type ChainSource, type RangeResult, type SeenTransfer, type WatchSet } from '../source.ts';
 
 export const TRANSFER_TOPIC = keccakId('Transfer(address,address,uint256)');
 export const PAYMENT_RECEIVED_TOPIC = keccakId('PaymentReceived(bytes32,address,address,uint256)');
 const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
-
-/** A block changed under us while a range was being read; the caller re-checks the chain and retries. */
-export class ReorgDuringFetch extends Error {
-  override readonly name = 'ReorgDuringFetch';
-}
 
 interface RpcBlock {
   number: string;
@@ -115,9 +110,7 @@ export function createEvmSource(options: EvmSourceOptions): ChainSource {
       const blocks: RpcBlock[] = [];
       for (let n = from; n <= to; n++) blocks.push(await getBlock(n, wantNative));
       const refs = blocks.map(toRef);
-      for (let i = 1; i < refs.length; i++) {
-        if (refs[i]!.parentHash !== refs[i - 1]!.hash) throw new ReorgDuringFetch(`block ${refs[i]!.number} does not extend ${refs[i - 1]!.number}`);
-      }
+      assertLinked(refs);
       const hashAt = new Map(refs.map((r) => [r.number, r]));
       const transfers: SeenTransfer[] = [];
 

@@ -1,5 +1,6 @@
 import { FetchRequest, JsonRpcProvider, Network } from 'ethers';
 import type { Logger } from '../../logger.ts';
+import { backoffMs, RpcAborted, sleep } from '../retry.ts';
 
 /** The provider said the block range or result set is too large: split the request and retry. */
 export class RangeTooLargeError extends Error {
@@ -13,11 +14,6 @@ export class RpcUnsupportedError extends Error {
 
 const UNSUPPORTED_CODES = new Set([-32601, -32004]);
 const UNSUPPORTED_HINTS = /(method not found|not supported|does not exist\/is not available|is not available|unsupported method)/i;
-
-/** The indexer is stopping; give up retrying. */
-export class RpcAborted extends Error {
-  override readonly name = 'RpcAborted';
-}
 
 const RANGE_HINTS = /(block range|range is too (large|wide)|more than \d+ (results|logs)|query returned more than|too many (results|logs|blocks)|limit exceeded|exceed(s|ed)? .*(range|limit)|response size)/i;
 
@@ -60,7 +56,7 @@ export function createRpc(options: RpcOptions): Rpc {
         const message = errorText(err);
         if (RANGE_HINTS.test(message)) throw new RangeTooLargeError(message);
         if (UNSUPPORTED_CODES.has(errorCode(err) ?? 0) || UNSUPPORTED_HINTS.test(message)) throw new RpcUnsupportedError(`${method}: ${message}`);
-        const delay = Math.min(maxBackoff, 250 * 2 ** Math.min(attempt, 10)) * (0.75 + Math.random() * 0.5);
+        const delay = backoffMs(attempt, maxBackoff);
         options.log.warn({ method, attempt: attempt + 1, retryInMs: Math.round(delay), error: message.slice(0, 300) }, 'RPC call failed; retrying');
         await sleep(delay, options.signal);
       }
@@ -81,19 +77,4 @@ function errorText(err: unknown): string {
     return [e.shortMessage, e.error?.message, e.info?.error?.message, e.message].filter(Boolean).join(' | ');
   }
   return String(err);
-}
-
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new RpcAborted('stopping'));
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new RpcAborted('stopping'));
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -1,0 +1,39 @@
+import type { Logger } from '../logger.ts';
+import { backoffMs, RpcAborted, sleep } from './retry.ts';
+
+/** A REST chain API (Esplora for bitcoin), with the same fault tolerance as the JSON-RPC client. */
+export interface HttpClient {
+  /** GET a path; null only for a 404 when `allowNotFound`. Timeouts, 429, 5xx, resets are retried. */
+  text(path: string, options?: { allowNotFound?: boolean }): Promise<string | null>;
+  bytes(path: string): Promise<Uint8Array>;
+}
+
+export function createHttpClient(options: { baseUrl: string; timeoutMs: number; log: Logger; signal?: AbortSignal; maxBackoffMs?: number }): HttpClient {
+  const base = options.baseUrl.replace(/\/+$/, '');
+  const maxBackoff = options.maxBackoffMs ?? 30_000;
+
+  async function get<T>(path: string, read: (res: Response) => Promise<T>, allowNotFound: boolean): Promise<T | null> {
+    for (let attempt = 0; ; attempt++) {
+      if (options.signal?.aborted) throw new RpcAborted('stopping');
+      let problem: string;
+      try {
+        const res = await fetch(base + path, { signal: AbortSignal.timeout(options.timeoutMs), redirect: 'error' });
+        if (res.ok) return await read(res);
+        await res.arrayBuffer().catch(() => undefined);
+        if (res.status === 404 && allowNotFound) return null;
+        // 404 is retried too: a node behind a load balancer may not have the block yet.
+        problem = `HTTP ${res.status}`;
+      } catch (err) {
+        problem = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+      }
+      const delay = backoffMs(attempt, maxBackoff);
+      options.log.warn({ path, attempt: attempt + 1, retryInMs: Math.round(delay), error: problem.slice(0, 300) }, 'chain API call failed; retrying');
+      await sleep(delay, options.signal);
+    }
+  }
+
+  return {
+    text: (path, opts = {}) => get(path, (r) => r.text(), Boolean(opts.allowNotFound)),
+    bytes: async (path) => (await get(path, async (r) => new Uint8Array(await r.arrayBuffer()), false))!,
+  };
+}
