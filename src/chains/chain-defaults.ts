@@ -311,7 +311,8 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       chainId: null,
       label: 'Tron mainnet',
       blockTimeMs: 3_000,
-      rpcUrl: 'https://api.trongrid.io',
+      // java-tron's Ethereum-compatible JSON-RPC, which the indexer reads (docs/indexers.md)
+      rpcUrl: 'https://api.trongrid.io/jsonrpc',
       requiredConfirmations: 19,
       tokens: {
         // Tether TRC-20: https://tether.to/en/supported-protocols ; https://tronscan.org/#/token20/TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t
@@ -323,7 +324,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       chainId: null,
       label: 'Tron Nile testnet',
       blockTimeMs: 3_000,
-      rpcUrl: 'https://nile.trongrid.io',
+      rpcUrl: 'https://nile.trongrid.io/jsonrpc',
       requiredConfirmations: 19,
       // Tether publishes no Nile token; community "USDT" test contracts vary, so native TRX only.
       tokens: {},

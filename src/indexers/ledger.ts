@@ -28,7 +28,7 @@ export async function loadWatchSet(db: Database, key: ChainKey, paymentContract:
     },
     { fields: ['address'] },
   );
-  return { addresses: new Set(rows.map((p) => p.address.toLowerCase())), paymentContract };
+  return { addresses: new Set(rows.map((p) => p.address)), paymentContract };
 }
 
 export async function readCursor(db: Database, key: ChainKey): Promise<IndexerCursor | null> {

@@ -27,7 +27,7 @@ export interface SeenTransfer {
 }
 
 export interface WatchSet {
-  /** Deposit addresses, lowercase. */
+  /** Deposit addresses exactly as the pool stores them; each reader normalises for its chain. */
   addresses: Set<string>;
   paymentContract: string | null;
 }

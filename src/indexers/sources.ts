@@ -7,6 +7,7 @@ import { createEvmSource } from './evm/evm-source.ts';
 import { createRpc } from './evm/rpc.ts';
 import { createHttpClient } from './http-client.ts';
 import type { ChainSource } from './source.ts';
+import { createTronSource, TRON_CHAIN_IDS } from './tron/tron-source.ts';
 
 type SourceFactory = (network: ResolvedNetwork, config: Config, log: Logger) => Promise<ChainSource>;
 
@@ -28,6 +29,16 @@ const FACTORIES: Partial<Record<ResolvedNetwork['family'], SourceFactory>> = {
       throw new UsageError(`RPC ${new URL(network.rpcUrl).host} serves chain id ${remote}, but ${network.chain} ${network.network} is ${network.chainId}: check ${endpoint(network)}`);
     }
     return createEvmSource({ rpc, traces: network.traces, addressChunk: config.indexer.addressesPerLogQuery });
+  },
+  async tron(network, config, log) {
+    const rpc = createRpc({ url: network.rpcUrl, chainId: null, log, timeoutMs: config.indexer.rpcTimeoutMs });
+    const remote = BigInt(await rpc.call<string>('eth_chainId', []));
+    const expected = TRON_CHAIN_IDS[network.network];
+    if (expected !== undefined && remote !== expected) {
+      rpc.close();
+      throw new UsageError(`${new URL(network.rpcUrl).host} serves chain id ${remote}, not tron ${network.network} (${expected}): check ${endpoint(network)} (the node's /jsonrpc endpoint)`);
+    }
+    return createTronSource(createEvmSource({ rpc, traces: network.traces, addressChunk: config.indexer.addressesPerLogQuery }));
   },
   async bitcoin(network, config, log) {
     const http = createHttpClient({ baseUrl: network.rpcUrl, timeoutMs: config.indexer.rpcTimeoutMs, log });

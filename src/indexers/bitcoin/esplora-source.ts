@@ -53,7 +53,7 @@ export function createEsploraSource(options: { http: HttpClient; testnet: boolea
         } catch {
           return; // OP_RETURN and other scripts without an address
         }
-        if (!watch.addresses.has(address.toLowerCase())) return;
+        if (!watch.addresses.has(address)) return;
         found.push({
           txHash: tx.getId(),
           logIndex: index,

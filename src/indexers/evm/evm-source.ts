@@ -106,7 +106,8 @@ export function createEvmSource(options: EvmSourceOptions): ChainSource {
     },
 
     async fetchRange(from, to, watch: WatchSet): Promise<RangeResult> {
-      const wantNative = watch.addresses.size > 0;
+      const watched = new Set([...watch.addresses].map((a) => a.toLowerCase()));
+      const wantNative = watched.size > 0;
       const blocks: RpcBlock[] = [];
       for (let n = from; n <= to; n++) blocks.push(await getBlock(n, wantNative));
       const refs = blocks.map(toRef);
@@ -119,7 +120,7 @@ export function createEvmSource(options: EvmSourceOptions): ChainSource {
         for (const block of blocks) {
           const ref = hashAt.get(BigInt(block.number))!;
           for (const tx of block.transactions) {
-            if (typeof tx === 'string' || !tx.to || !watch.addresses.has(tx.to.toLowerCase()) || BigInt(tx.value) === 0n) continue;
+            if (typeof tx === 'string' || !tx.to || !watched.has(tx.to.toLowerCase()) || BigInt(tx.value) === 0n) continue;
             const receipt = await rpc.call<{ status: string }>('eth_getTransactionReceipt', [tx.hash]);
             transfers.push({
               txHash: tx.hash,
@@ -146,7 +147,7 @@ export function createEvmSource(options: EvmSourceOptions): ChainSource {
               let ordinal = 0;
               for (const frame of internalValueCalls(result)) {
                 ordinal++;
-                if (!frame.to || !watch.addresses.has(frame.to.toLowerCase())) continue;
+                if (!frame.to || !watched.has(frame.to.toLowerCase())) continue;
                 transfers.push({
                   txHash,
                   logIndex: -1 - ordinal,
@@ -167,7 +168,7 @@ export function createEvmSource(options: EvmSourceOptions): ChainSource {
       }
 
       // ERC-20 Transfer logs to watched addresses, from any contract.
-      const padded = [...watch.addresses].map((a) => zeroPadValue(a, 32).toLowerCase());
+      const padded = [...watched].map((a) => zeroPadValue(a, 32));
       for (let i = 0; i < padded.length; i += chunk) {
         const logs = await getLogs({ topics: [TRANSFER_TOPIC, null, padded.slice(i, i + chunk)] }, from, to);
         for (const log of logs) {
