@@ -70,7 +70,7 @@ export function classify(t: SeenTransfer, payment: Payment | null): { status: Tr
 export async function applyRange(
   db: Database,
   key: ChainKey,
-  range: { blocks: BlockRef[]; transfers: SeenTransfer[]; windowSize: number; leaseOwner: string },
+  range: { blocks: BlockRef[]; transfers: SeenTransfer[]; windowSize: number; leaseOwner: string; to: bigint },
   now = new Date(),
 ): Promise<{ credited: number; recorded: number }> {
   return inTransaction(db, async (em) => {
@@ -117,11 +117,11 @@ export async function applyRange(
       await em.nativeDelete(IndexedBlock, { chain: key.chain, network: key.network, number: b.number.toString() });
       em.create(IndexedBlock, { chain: key.chain, network: key.network, number: b.number.toString(), hash: b.hash, parentHash: b.parentHash });
     }
+    // The cursor moves to the end of the range even where the range ended in heights without a
+    // block (skipped slots); its hash is that of the newest real block.
     const last = range.blocks.at(-1);
-    if (last) {
-      await em.nativeDelete(IndexedBlock, { chain: key.chain, network: key.network, number: { $lt: (last.number - BigInt(range.windowSize)).toString() } });
-      await em.nativeUpdate(IndexerCursor, { chain: key.chain, network: key.network }, { blockNumber: last.number.toString(), blockHash: last.hash, updatedAt: now });
-    }
+    if (last) await em.nativeDelete(IndexedBlock, { chain: key.chain, network: key.network, number: { $lt: (last.number - BigInt(range.windowSize)).toString() } });
+    await em.nativeUpdate(IndexerCursor, { chain: key.chain, network: key.network }, { blockNumber: range.to.toString(), ...(last ? { blockHash: last.hash } : {}), updatedAt: now });
     await em.flush();
     return { credited, recorded };
   });

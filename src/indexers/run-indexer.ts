@@ -99,13 +99,19 @@ export function startIndexer(options: IndexerOptions): Indexer {
     );
   }
 
+  /** The newest block of the unfinalized window: what the chain must still have. */
+  async function newestStored(): Promise<IndexedBlock | null> {
+    const [newest] = await db.em().find(IndexedBlock, { chain: key.chain, network: key.network }, { orderBy: { number: 'desc' }, limit: 1 });
+    return newest ?? null;
+  }
+
   async function checkReorg(): Promise<void> {
     const cursor = await readCursor(db, key);
-    if (!cursor || BigInt(cursor.blockNumber) < 0n) return;
-    const n = BigInt(cursor.blockNumber);
-    if (cursor.blockHash === '0x') return;
+    const newest = await newestStored();
+    if (!cursor || !newest) return;
+    const n = BigInt(newest.number);
     const onChain = await source.blockAt(n);
-    if (onChain && onChain.hash === cursor.blockHash) return;
+    if (onChain && onChain.hash === newest.hash) return;
     const fork = await findForkPoint(n);
     const affected = await rollbackTo(db, key, fork);
     log.warn({ chain: key.chain, network: key.network, from: n.toString(), forkPoint: fork.number.toString(), affectedPayments: affected }, 'reorg: rolled back to the fork point');
@@ -122,10 +128,11 @@ export function startIndexer(options: IndexerOptions): Indexer {
       const to = next + BigInt(options.maxBlocksPerRange) - 1n < head ? next + BigInt(options.maxBlocksPerRange) - 1n : head;
       const watch = await loadWatchSet(db, key, options.paymentContract, options.lateWatchMs ?? 7 * 86_400_000);
       const range = await source.fetchRange(next, to, watch);
-      if (range.blocks[0] && range.blocks[0].parentHash !== cursor.blockHash && cursor.blockHash !== '0x') {
-        throw new ReorgDuringFetch(`block ${next} does not extend the cursor`);
+      const tip = await newestStored();
+      if (range.blocks[0] && tip && range.blocks[0].parentHash !== tip.hash) {
+        throw new ReorgDuringFetch(`block ${range.blocks[0].number} does not extend block ${tip.number}`);
       }
-      const result = await applyRange(db, key, { ...range, windowSize: options.windowSize, leaseOwner: owner });
+      const result = await applyRange(db, key, { ...range, windowSize: options.windowSize, leaseOwner: owner, to });
       if (result.recorded) log.info({ chain: key.chain, network: key.network, from: next.toString(), to: to.toString(), ...result }, 'indexed range');
       else log.debug({ chain: key.chain, network: key.network, from: next.toString(), to: to.toString() }, 'indexed range');
       behind = to < head;
