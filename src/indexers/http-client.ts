@@ -6,18 +6,23 @@ export interface HttpClient {
   /** GET a path; null only for a 404 when `allowNotFound`. Timeouts, 429, 5xx, resets are retried. */
   text(path: string, options?: { allowNotFound?: boolean }): Promise<string | null>;
   bytes(path: string): Promise<Uint8Array>;
+  /**
+   * One JSON-RPC 2.0 call (POST to the base URL). Transport faults are retried; a JSON-RPC error
+   * object is returned to the caller, who knows which codes mean "nothing there" for its chain.
+   */
+  jsonRpc<T>(method: string, params: unknown[]): Promise<{ result?: T; error?: { code: number; message: string } }>;
 }
 
 export function createHttpClient(options: { baseUrl: string; timeoutMs: number; log: Logger; signal?: AbortSignal; maxBackoffMs?: number }): HttpClient {
   const base = options.baseUrl.replace(/\/+$/, '');
   const maxBackoff = options.maxBackoffMs ?? 30_000;
 
-  async function get<T>(path: string, read: (res: Response) => Promise<T>, allowNotFound: boolean): Promise<T | null> {
+  async function get<T>(path: string, read: (res: Response) => Promise<T>, allowNotFound: boolean, init: RequestInit = {}): Promise<T | null> {
     for (let attempt = 0; ; attempt++) {
       if (options.signal?.aborted) throw new RpcAborted('stopping');
       let problem: string;
       try {
-        const res = await fetch(base + path, { signal: AbortSignal.timeout(options.timeoutMs), redirect: 'error' });
+        const res = await fetch(base + path, { ...init, signal: AbortSignal.timeout(options.timeoutMs), redirect: 'error' });
         if (res.ok) return await read(res);
         await res.arrayBuffer().catch(() => undefined);
         if (res.status === 404 && allowNotFound) return null;
@@ -35,5 +40,15 @@ export function createHttpClient(options: { baseUrl: string; timeoutMs: number; 
   return {
     text: (path, opts = {}) => get(path, (r) => r.text(), Boolean(opts.allowNotFound)),
     bytes: async (path) => (await get(path, async (r) => new Uint8Array(await r.arrayBuffer()), false))!,
+    async jsonRpc<T>(method: string, params: unknown[]) {
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
+      const read = async (r: Response) => {
+        const parsed = JSON.parse(await r.text()) as { result?: T; error?: { code: number; message: string } };
+        if (typeof parsed !== 'object' || parsed === null || (!('result' in parsed) && !('error' in parsed))) throw new Error('not a JSON-RPC response');
+        return parsed;
+      };
+      // A malformed body throws inside read(), which get() treats like any transport fault: retried.
+      return (await get('', read, false, { method: 'POST', body, headers: { 'content-type': 'application/json' } }))!;
+    },
   };
 }

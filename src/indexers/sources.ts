@@ -8,6 +8,7 @@ import { createRpc } from './evm/rpc.ts';
 import { createHttpClient } from './http-client.ts';
 import type { ChainSource } from './source.ts';
 import { createTronSource, TRON_CHAIN_IDS } from './tron/tron-source.ts';
+import { createSolanaSource, SOLANA_GENESIS } from './solana/solana-source.ts';
 
 type SourceFactory = (network: ResolvedNetwork, config: Config, log: Logger) => Promise<ChainSource>;
 
@@ -39,6 +40,15 @@ const FACTORIES: Partial<Record<ResolvedNetwork['family'], SourceFactory>> = {
       throw new UsageError(`${new URL(network.rpcUrl).host} serves chain id ${remote}, not tron ${network.network} (${expected}): check ${endpoint(network)} (the node's /jsonrpc endpoint)`);
     }
     return createTronSource(createEvmSource({ rpc, traces: network.traces, addressChunk: config.indexer.addressesPerLogQuery }));
+  },
+  async solana(network, config, log) {
+    const http = createHttpClient({ baseUrl: network.rpcUrl, timeoutMs: config.indexer.rpcTimeoutMs, log });
+    const genesis = (await http.jsonRpc<string>('getGenesisHash', [])).result;
+    const expected = SOLANA_GENESIS[network.network];
+    if (expected && genesis !== expected) {
+      throw new UsageError(`${new URL(network.rpcUrl).host} serves a cluster whose genesis is ${String(genesis).slice(0, 12)}…, not solana ${network.network}: check ${endpoint(network)}`);
+    }
+    return createSolanaSource({ http });
   },
   async bitcoin(network, config, log) {
     const http = createHttpClient({ baseUrl: network.rpcUrl, timeoutMs: config.indexer.rpcTimeoutMs, log });

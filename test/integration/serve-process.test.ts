@@ -39,7 +39,7 @@ describe('chaingate serve as a real process', () => {
     assert.equal(co.status, 201);
     await waitFor('low-water warning', async () => /wallet pool is running low/.test(serve.output()));
     assert.match(serve.output(), /"free":1,"lowWaterMark":20/);
-    assert.match(serve.output(), /"chains":\["solana","ton"\].*have no indexer yet/);
+    assert.match(serve.output(), /"chains":\["ton"\].*have no indexer yet/);
 
     // An in-flight request: headers sent, body still coming when SIGTERM arrives.
     const body = JSON.stringify({ orderId: 'o2', amount: '100', currency: 'USD' });
