@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import * as bitcoin from 'bitcoinjs-lib';
+import { listenLocal } from './local-server.ts';
 
 // A bitcoin chain behind the Esplora REST API (the protocol of mempool.space, Blockstream and
 // electrs): real serialized blocks and transactions built with bitcoinjs-lib, served over HTTP on
@@ -76,7 +76,6 @@ export async function startEsploraSim(options: { network?: bitcoin.Network; seed
   }
 
   const byHash = () => new Map(chain.map((b) => [b.hash, b]));
-  const sockets = new Set<Socket>();
   const server: Server = createServer((req, res) => {
     stats.requests++;
     if (random() < faultRate) {
@@ -102,13 +101,9 @@ export async function startEsploraSim(options: { network?: bitcoin.Network; seed
     }
     res.writeHead(404).end('not found');
   });
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const local = await listenLocal(server);
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: local.url,
     height: () => chain.length - 1,
     mine,
     mineEmpty: (count) => {
@@ -121,10 +116,6 @@ export async function startEsploraSim(options: { network?: bitcoin.Network; seed
       faultRate = rate;
     },
     stats,
-    close: () =>
-      new Promise<void>((r) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => r());
-      }),
+    close: local.close,
   };
 }

@@ -1,5 +1,5 @@
 import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenLocal } from './local-server.ts';
 
 export type Fault = '429' | '500' | 'timeout' | 'garbage' | 'null' | 'reset';
 
@@ -34,7 +34,6 @@ export async function startRpcProxy(options: RpcProxyOptions): Promise<RpcProxy>
   const faults = options.faults ?? ['429', '500', 'timeout', 'garbage', 'null', 'reset'];
   const stats = { requests: 0, faults: {} as Record<string, number> };
   const target = new URL(options.target);
-  const sockets = new Set<import('node:net').Socket>();
 
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -103,22 +102,13 @@ export async function startRpcProxy(options: RpcProxyOptions): Promise<RpcProxy>
       else go();
     });
   });
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
+  const local = await listenLocal(server);
   return {
-    url: `http://127.0.0.1:${port}/`,
+    url: `${local.url}/`,
     stats,
     setFaultRate: (rate) => {
       faultRate = rate;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
+    close: local.close,
   };
 }

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { encodeBase58 } from '../../src/chains/base58check.ts';
+import { listenLocal } from './local-server.ts';
 
 // A Solana cluster behind its JSON-RPC API (getGenesisHash, getSlot, getBlock with
 // transactionDetails full|none, encoding json), serving blocks in the shape validators return:
@@ -113,7 +113,6 @@ export async function startSolanaSim(genesisHash = '5eykt4UsFv8P8NJdTREpY1vzqKqZ
     return signatures;
   }
 
-  const sockets = new Set<Socket>();
   const server: Server = createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
@@ -137,13 +136,9 @@ export async function startSolanaSim(genesisHash = '5eykt4UsFv8P8NJdTREpY1vzqKqZ
       return reply({ error: { code: -32601, message: 'Method not found' } });
     });
   });
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const local = await listenLocal(server);
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: local.url,
     slot: () => slots.length - 1,
     produce,
     skip: (count = 1) => {
@@ -152,10 +147,6 @@ export async function startSolanaSim(genesisHash = '5eykt4UsFv8P8NJdTREpY1vzqKqZ
     rewind: (count) => {
       slots.splice(slots.length - count, count);
     },
-    close: () =>
-      new Promise<void>((r) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => r());
-      }),
+    close: local.close,
   };
 }
