@@ -19,18 +19,13 @@ export interface TokenRef {
   address: string | null;
 }
 
-export interface ResolvedNetwork {
+/** A network's defaults with the operator's overrides applied, plus what the chain says of it. */
+export interface ResolvedNetwork extends Omit<NetworkDefaults, 'tokens'> {
   chain: ChainSlug;
   family: ChainFamily;
   testnet: boolean;
   /** The chain's `enabled` flag, repeated here so a network alone answers it. */
   enabled: boolean;
-  network: string;
-  chainId: number | null;
-  label: string;
-  blockTimeMs: number;
-  rpcUrl: string;
-  requiredConfirmations: number;
   native: CoinSpec;
   /** The native coin first, then contract tokens in the spec's order. */
   tokens: readonly TokenRef[];
