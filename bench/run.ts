@@ -1,88 +1,237 @@
-// npm run bench: throughput of the signed gateway and the buyer's status poll on this machine,
-// measured, never asserted. A real `chaingate serve` process on a fresh database (SQLite by default;
-// BENCH_DATABASE=postgresql uses the local PostgreSQL) is driven from this process with C requests
-// in flight. Both share the machine's cores, so the numbers are a floor for a dedicated server.
-//   BENCH_REQUESTS=2000 BENCH_CONCURRENCY=16 BENCH_DATABASE=sqlite npm run bench
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
+// npm run bench: chaingate beside the bare limit, measured, never asserted.
+//
+// For each database, two fresh databases are migrated by `chaingate migrate` and seeded alike (a
+// merchant point, a pool of deposit addresses). One is served by the real `chaingate serve`, the
+// other by bench/bare-server.ts (Fastify + HMAC + the same SQL by hand, one transaction a write).
+// The same load generator (bench/load.ts: keep-alive connections, signed requests, a fresh
+// Idempotency-Key per write) drives each route on one server and then the other, in the same run on
+// the same machine, and prints req/s, p50, p99 and the ratio chaingate / bare.
+//
+//   npm run bench                                        # both databases, 32 connections, 10 s a route
+//   npm run bench -- --db sqlite --duration 3 --connections 16
+//   npm run bench -- --routes create --profile /tmp/prof # CPU profile of the serve process (--cpu-prof)
+//   npm run bench -- --rss 100000 --db sqlite            # RSS of serve after 100,000 signed creations
+//   npm run bench -- --rss 100000 --node-options=--max-old-space-size=64   # the same with a heap cap
+// PostgreSQL comes from CHAINGATE_TEST_DATABASE_URL (default postgres://root@127.0.0.1:5432/postgres).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { HDNodeWallet, Mnemonic } from 'ethers';
+import { parseArgs } from 'node:util';
 import { signRequest } from '../src/sdk/sign-request.ts';
 import { runCli } from '../test/helpers/cli.ts';
-import { createTestDatabase, type DialectName } from '../test/helpers/databases.ts';
+import { createTestDatabase, type DialectName, type TestDatabase } from '../test/helpers/databases.ts';
 import { writeConfigFile } from '../test/helpers/indexer-process.ts';
 import { spawnServe } from '../test/helpers/serve-process.ts';
+import { drive, type LoadRequest, type LoadResult } from './load.ts';
 
-const dialect = (process.env.BENCH_DATABASE ?? 'sqlite') as DialectName;
-const N = Number(process.env.BENCH_REQUESTS ?? 2000);
-const C = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const { values: flags } = parseArgs({
+  options: {
+    db: { type: 'string', default: process.env.BENCH_DATABASE ?? 'sqlite,postgresql' },
+    duration: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '2' },
+    connections: { type: 'string', default: '32' },
+    routes: { type: 'string', default: 'create,checkout,invoice,status' },
+    pool: { type: 'string', default: '40000' },
+    only: { type: 'string' },
+    profile: { type: 'string' },
+    rss: { type: 'string' },
+    'node-options': { type: 'string' },
+  },
+});
+const DIALECT_LIST = flags.db.split(',') as DialectName[];
+const DURATION_MS = Number(flags.duration) * 1000;
+const WARMUP_MS = Number(flags.warmup) * 1000;
+const C = Number(flags.connections);
+const ROUTES = new Set(flags.routes.split(','));
+const MASTER_KEY = 'b'.repeat(64);
+const BENCH_XPUB = HDNodeWallet.fromMnemonic(Mnemonic.fromPhrase('test test test test test test test test test test test junk'), "m/44'/60'/0'").neuter().extendedKey;
 
-const tdb = await createTestDatabase(dialect);
-const dir = mkdtempSync(join(tmpdir(), 'cg-bench-'));
-const env = {
-  CHAINGATE_DATABASE_URL: tdb.url,
-  CHAINGATE_MASTER_KEY: 'b'.repeat(64),
-  CHAINGATE_LOG_LEVEL: 'error',
-  // Measured without the buyer-facing rate limits, which would otherwise be the bottleneck.
-  CHAINGATE_CONFIG: writeConfigFile({ rateLimit: { enabled: false } }),
-};
-if (dialect === 'postgresql') await runCli(['migrate'], env);
-const creds = JSON.parse((await runCli(['merchant', 'create', '--name', 'Bench', '--json'], env)).stdout) as { apiKey: string; apiSecret: string };
-const pool = join(dir, 'pool.txt');
-writeFileSync(pool, Array.from({ length: N }, (_, i) => `0x${(0x10000 + i).toString(16).padStart(40, '0')}`).join('\n'));
-await runCli(['wallets', 'seed', '--chain', 'ethereum', '--file', pool], env);
-const serve = await spawnServe(env);
+interface Creds {
+  apiKey: string;
+  apiSecret: string;
+}
 
-async function signed(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+interface Target {
+  name: 'bare' | 'chaingate';
+  url: string;
+  creds: Creds;
+  pid: number;
+  stop(): Promise<unknown>;
+  tdb: TestDatabase;
+  invoices: string[];
+  payments: string[];
+  /** Invoices already sent to checkout (warm-up included). */
+  checkedOut: number;
+}
+
+async function prepare(dialect: DialectName, poolSize: number): Promise<{ tdb: TestDatabase; env: Record<string, string>; creds: Creds }> {
+  const tdb = await createTestDatabase(dialect);
+  const env = {
+    CHAINGATE_DATABASE_URL: tdb.url,
+    CHAINGATE_MASTER_KEY: MASTER_KEY,
+    CHAINGATE_LOG_LEVEL: 'error',
+    // Without the buyer-facing rate limits, which would otherwise be the bottleneck by design.
+    CHAINGATE_CONFIG: writeConfigFile({ rateLimit: { enabled: false } }),
+  };
+  const must = async (args: string[]) => {
+    const r = await runCli(args, env);
+    if (r.code !== 0) throw new Error(`chaingate ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+  await must(['migrate']);
+  const creds = JSON.parse(await must(['merchant', 'create', '--name', 'Bench', '--json'])) as Creds;
+  // Derived from an account xpub, as an EVM pool is in production (the lease walks derivation_index).
+  for (let seeded = 0; seeded < poolSize; seeded += 10_000) {
+    await must(['wallets', 'seed', '--chain', 'ethereum', '--xpub', BENCH_XPUB, '--count', String(Math.min(10_000, poolSize - seeded))]);
+  }
+  return { tdb, env, creds };
+}
+
+function spawnBare(url: string): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', new URL('./bare-server.ts', import.meta.url).pathname, url, MASTER_KEY], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (b: Buffer) => {
+      out += b.toString();
+      const m = /\{"listening":"([^"]+)"\}/.exec(out);
+      if (m) resolve({ child, url: m[1]! });
+    });
+    child.once('exit', (code) => reject(new Error(`bare server exited with ${code}: ${out}`)));
+  });
+}
+
+async function startTarget(name: Target['name'], dialect: DialectName, poolSize: number): Promise<Target> {
+  const { tdb, env, creds } = await prepare(dialect, poolSize);
+  if (name === 'bare') {
+    const bare = await spawnBare(tdb.url);
+    const exited = new Promise((r) => bare.child.once('exit', r));
+    return { name, url: bare.url, creds, pid: bare.child.pid!, tdb, invoices: [], payments: [], checkedOut: 0, stop: () => (bare.child.kill('SIGTERM'), exited) };
+  }
+  const nodeOptions = [flags.profile ? `--cpu-prof --cpu-prof-dir=${flags.profile}` : '', flags['node-options'] ?? ''].join(' ').trim();
+  const profileEnv: Record<string, string> = nodeOptions ? { NODE_OPTIONS: nodeOptions } : {};
+  const serve = await spawnServe({ ...env, ...profileEnv });
+  return { name, url: serve.url, creds, pid: serve.child.pid!, tdb, invoices: [], payments: [], checkedOut: 0, stop: () => serve.stop() };
+}
+
+function signed(t: Target, method: string, path: string, body?: unknown): LoadRequest {
   const raw = body === undefined ? undefined : JSON.stringify(body);
-  const res = await fetch(serve.url + path, { method, headers: signRequest({ ...creds, method, path, body: raw ?? '' }), body: raw });
-  return { status: res.status, json: await res.json() };
+  const headers = signRequest({ ...t.creds, method, path, body: raw ?? '', idempotencyKey: randomUUID() });
+  return raw === undefined ? { method, path, headers } : { method, path, headers, body: raw };
 }
 
-async function run(name: string, n: number, task: (i: number) => Promise<{ status: number }>, expect: number): Promise<void> {
-  let next = 0;
-  let failed = 0;
-  const latencies: number[] = [];
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: C }, async () => {
-      for (let i = next++; i < n; i = next++) {
-        const t0 = performance.now();
-        const res = await task(i);
-        latencies.push(performance.now() - t0);
-        if (res.status !== expect) failed++;
+function dataId(body: string, pick: (d: any) => unknown): string | null {
+  try {
+    const v = pick(JSON.parse(body).data);
+    return typeof v === 'string' ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Keeps this many of the newest invoices unchecked for the public invoice read. */
+const READ_RESERVE = 1000;
+
+function route(name: string, t: Target): { title: string; expect: number; next(i: number): LoadRequest | null; onAnswer?(i: number, status: number, body: string): void } {
+  switch (name) {
+    case 'create':
+      return {
+        title: 'POST /api/v1/invoices (signed, idempotent)',
+        expect: 201,
+        next: (i) => signed(t, 'POST', '/api/v1/invoices', { orderId: `b${i}`, amount: '2500', currency: 'USD' }),
+        onAnswer: (_i, status, body) => {
+          const id = status === 201 ? dataId(body, (d) => d.id) : null;
+          if (id) t.invoices.push(id);
+        },
+      };
+    case 'checkout': {
+      const last = t.invoices.length - Math.min(READ_RESERVE, Math.floor(t.invoices.length / 4));
+      return {
+        title: 'POST /api/v1/invoices/{id}/checkout (claim, lease, price)',
+        expect: 201,
+        next: () => {
+          if (t.checkedOut >= last) return null;
+          const id = t.invoices[t.checkedOut++]!;
+          return signed(t, 'POST', `/api/v1/invoices/${id}/checkout`, { blockchain: 'ethereum', cryptoCurrency: 'USDC' });
+        },
+        onAnswer: (_i, status, body) => {
+          const id = status === 201 ? dataId(body, (d) => d.payment.id) : null;
+          if (id) t.payments.push(id);
+        },
+      };
+    }
+    case 'invoice': {
+      const ids = t.invoices.slice(Math.max(t.checkedOut, t.invoices.length - READ_RESERVE));
+      return { title: 'GET /checkout/api/v1/invoices/{id} (public read)', expect: 200, next: (i) => (ids.length ? { method: 'GET', path: `/checkout/api/v1/invoices/${ids[i % ids.length]}` } : null) };
+    }
+    case 'status': {
+      const ids = t.payments;
+      return { title: 'GET /checkout/api/v1/payments/{id}/status (poll)', expect: 200, next: (i) => (ids.length ? { method: 'GET', path: `/checkout/api/v1/payments/${ids[i % ids.length]}/status` } : null) };
+    }
+  }
+  throw new Error(`unknown route ${name} (create, checkout, invoice, status)`);
+}
+
+const fmt = (r: LoadResult) => `${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50.toFixed(1).padStart(6)}  p99 ${r.p99.toFixed(1).padStart(6)} ms${Object.keys(r.failed).length ? `  FAILED ${JSON.stringify(r.failed)}` : ''}`;
+
+async function measure(t: Target, name: string, durationMs: number): Promise<LoadResult> {
+  const r = route(name, t);
+  return drive({ baseUrl: t.url, connections: C, durationMs, next: r.next, expect: r.expect, ...(r.onAnswer ? { onAnswer: r.onAnswer } : {}) });
+}
+
+function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+async function rssRun(dialect: DialectName, n: number): Promise<void> {
+  const t = await startTarget('chaingate', dialect, 10);
+  try {
+    const before = rssMb(t.pid);
+    let done = 0;
+    const started = Date.now();
+    const r = await drive({
+      baseUrl: t.url, connections: C, durationMs: Number.POSITIVE_INFINITY, expect: 201,
+      next: (i) => (i < n ? signed(t, 'POST', '/api/v1/invoices', { orderId: `r${i}`, amount: '2500', currency: 'USD', metadata: { cart: `c${i}` } }) : null),
+      onAnswer: () => {
+        if (++done % 20_000 === 0) console.log(`  ${done} invoices, serve RSS ${rssMb(t.pid).toFixed(0)} MB (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+      },
+    });
+    const after = rssMb(t.pid);
+    await new Promise((res) => setTimeout(res, 10_000));
+    console.log(`${dialect}: ${r.requests} signed creations (${fmt(r)}); serve RSS ${before.toFixed(0)} MB before, ${after.toFixed(0)} MB after, ${rssMb(t.pid).toFixed(0)} MB 10 s later`);
+  } finally {
+    await t.stop();
+    await t.tdb.drop();
+  }
+}
+
+async function sideBySide(dialect: DialectName): Promise<void> {
+  const names = flags.only ? [flags.only as Target['name']] : (['bare', 'chaingate'] as const);
+  const targets: Target[] = [];
+  for (const name of names) targets.push(await startTarget(name, dialect, Number(flags.pool)));
+  try {
+    console.log(`\n${dialect}: ${C} connections, ${DURATION_MS / 1000} s a route after ${WARMUP_MS / 1000} s of warm-up`);
+    for (const name of ['create', 'checkout', 'invoice', 'status']) {
+      if (!ROUTES.has(name)) continue;
+      const results: Partial<Record<Target['name'], LoadResult>> = {};
+      for (const t of targets) {
+        if (WARMUP_MS > 0) await measure(t, name, WARMUP_MS);
+        results[t.name] = await measure(t, name, DURATION_MS);
       }
-    }),
-  );
-  const seconds = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  const p = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!.toFixed(1);
-  console.log(`${name.padEnd(40)} ${String(n).padStart(6)} req ${(n / seconds).toFixed(0).padStart(6)} req/s  p50 ${p(0.5).padStart(6)} ms  p99 ${p(0.99).padStart(6)} ms${failed ? `  FAILED ${failed}` : ''}`);
+      console.log(route(name, targets[0]!).title);
+      for (const t of targets) console.log(`  ${t.name.padEnd(10)} ${fmt(results[t.name]!)}`);
+      if (results.bare && results.chaingate) console.log(`  ratio      ${(results.chaingate.rps / results.bare.rps).toFixed(2)}x`);
+    }
+  } finally {
+    for (const t of targets) {
+      await t.stop();
+      await t.tdb.drop();
+    }
+  }
 }
 
-try {
-  console.log(`chaingate bench: serve on ${dialect}, ${C} requests in flight`);
-  const ids: string[] = [];
-  const payments: string[] = [];
-  await run('POST /api/v1/invoices (signed, idempotent)', N, async (i) => {
-    const res = await signed('POST', '/api/v1/invoices', { orderId: `b${i}`, amount: '2500', currency: 'USD' });
-    if (res.json?.data?.id) ids.push(res.json.data.id as string);
-    return res;
-  }, 201);
-  await run('GET /api/v1/invoices/{id}', N, (i) => signed('GET', `/api/v1/invoices/${ids[i % ids.length]}`), 200);
-  await run('POST /api/v1/invoices/{id}/checkout (lease)', Math.min(N, ids.length), async (i) => {
-    const res = await signed('POST', `/api/v1/invoices/${ids[i]}/checkout`, { blockchain: 'ethereum', cryptoCurrency: 'USDC' });
-    if (res.json?.data?.payment?.id) payments.push(res.json.data.payment.id as string);
-    return res;
-  }, 201);
-  await run('GET /checkout/api/v1/payments/{id}/status', N, async (i) => {
-    const res = await fetch(`${serve.url}/checkout/api/v1/payments/${payments[i % payments.length]}/status`);
-    await res.arrayBuffer();
-    return res;
-  }, 200);
-  await run('GET /api/v1/payments?take=20', Math.min(N, 1000), () => signed('GET', '/api/v1/payments?take=20'), 200);
-} finally {
-  await serve.stop();
-  await tdb.drop();
-  rmSync(dir, { recursive: true, force: true });
+for (const dialect of DIALECT_LIST) {
+  if (flags.rss) await rssRun(dialect, Number(flags.rss));
+  else await sideBySide(dialect);
 }

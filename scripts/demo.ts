@@ -1,7 +1,10 @@
 // npm run demo: a demo merchant, pools and an invoice in a separate SQLite database, so the hosted
 // payment page can be opened without touching real data. DEMO ONLY: the pools are derived from the
 // public BIP39 test phrase "abandon … about", whose funds anybody can spend. Never send real money.
+import { writeFileSync } from 'node:fs';
+import { dirname, relative, resolve } from 'node:path';
 import { HDNodeWallet, Mnemonic } from 'ethers';
+import { sqlitePath } from '../src/db/orm.ts';
 import { openCommon } from '../src/cli/context.ts';
 import { deriveAddresses } from '../src/chains/derive.ts';
 import { getNetwork, resolveRegistry } from '../src/chains/registry.ts';
@@ -46,13 +49,17 @@ try {
     cancelUrl: 'https://example.com/cart',
     expiresInMinutes: 1440,
   });
+  // No indexer runs in the demo: without this, no chain would be offered (docs/checkout.md#what-is-offered).
+  const configFile = resolve(dirname(sqlitePath(url)), 'demo.yaml');
+  writeFileSync(configFile, '# npm run demo: no indexer runs, so chains are offered without one. Never in production.\ncheckout:\n  indexerStaleAfterSeconds: null\n');
+  const shown = (path: string) => (relative(process.cwd(), path).startsWith('..') ? path : relative(process.cwd(), path));
   const base = common.config.server.checkoutPageUrl ?? `http://${common.config.server.host}:${common.config.server.port}`;
   process.stdout.write(
     [
       `Demo invoice ${invoice.referenceId} (25.00 USD) for "Demo Coffee Roasters" in ${url}.`,
       'DEMO ONLY: its deposit addresses come from a public test phrase; never send real funds.',
       '',
-      `  CHAINGATE_DATABASE_URL=${url} npm start`,
+      `  CHAINGATE_DATABASE_URL=${url} CHAINGATE_CONFIG=${shown(configFile)} npm start`,
       `  open ${base}/i/${invoice.id}`,
       '',
     ].join('\n'),

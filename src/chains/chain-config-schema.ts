@@ -9,6 +9,12 @@ const tokenOverride = z.strictObject({
 
 export const networkOverrideSchema = z.strictObject({
   rpcUrl: z.url().optional(),
+  /** What buyers see as the network's name (the devnet: "Ethereum devnet (local)"). */
+  label: z.string().min(1).max(60).optional(),
+  /** A second endpoint where a family needs one (java-tron's HTTP API beside its /jsonrpc). */
+  apiUrl: z.url().optional(),
+  /** Provider API key, sent as the provider's header (TronGrid: TRON-PRO-API-KEY); never logged. */
+  apiKey: z.string().min(1).max(256).optional(),
   confirmations: z.int().min(1).max(10_000).optional(),
   blockTimeMs: z.int().min(1).optional(),
   tokens: z.record(z.string().regex(/^[A-Z0-9]{2,10}$/, 'a token symbol in capitals'), tokenOverride).optional(),
@@ -16,6 +22,16 @@ export const networkOverrideSchema = z.strictObject({
   treasury: z.string().optional(),
   traces: z.boolean().optional(),
   startMargin: z.int().min(0).optional(),
+  /** How often the indexer asks for the tip, when it should be more often than the block time (bitcoin). */
+  pollMs: z.int().min(1000).max(600_000).optional(),
+  /** bitcoin testnet only: which test network (addresses bcrt1… on REGTEST). */
+  network: z.enum(['TESTNET4', 'SIGNET', 'REGTEST']).optional(),
+  /** bitcoin only: read blocks from an Esplora API (default) or a Bitcoin Core node's JSON-RPC. */
+  source: z.enum(['esplora', 'core']).optional(),
+  /** solana only: read every block (`blocks`) or the history of each open deposit (`addresses`). */
+  mode: z.enum(['blocks', 'addresses']).optional(),
+  /** solana blocks mode: getBlock calls in flight at once. */
+  concurrency: z.int().min(1).max(32).optional(),
 });
 
 export const chainOverrideSchema = z.strictObject({

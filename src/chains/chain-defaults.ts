@@ -27,6 +27,8 @@ export interface NetworkDefaults {
   /** A public endpoint, only a default: production operators should point this at their own node or provider. */
   rpcUrl: string;
   requiredConfirmations: number;
+  /** Tip poll when it should be more frequent than the block time (bitcoin: prompt detection). */
+  pollMs?: number;
   /** Tokens other than the native coin that exist on this network, keyed by symbol. */
   tokens: Readonly<Record<string, TokenDefault>>;
 }
@@ -121,7 +123,9 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       label: 'BNB Smart Chain mainnet',
       // 0.75 s since the Maxwell hard fork (BEP-524, June 2025).
       blockTimeMs: 750,
-      rpcUrl: 'https://bsc-dataseed.bnbchain.org',
+      // Not bsc-dataseed.bnbchain.org: BNB Chain's own dataseed endpoints disable eth_getLogs
+      // ("method eth_getLogs does not exist/is not available"), which the indexer cannot do without.
+      rpcUrl: 'https://bsc-rpc.publicnode.com',
       requiredConfirmations: 15,
       tokens: {
         // Binance-Peg BSC-USD, 18 decimals (not 6): https://bscscan.com/token/0x55d398326f99059ff775485246999027b3197955
@@ -135,7 +139,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       chainId: 97,
       label: 'BNB Smart Chain testnet',
       blockTimeMs: 750,
-      rpcUrl: 'https://data-seed-prebsc-1-s1.bnbchain.org:8545',
+      rpcUrl: 'https://bsc-testnet-rpc.publicnode.com',
       requiredConfirmations: 5,
       // Neither Tether nor Circle publishes an official BSC testnet token: native BNB only.
       tokens: {},
@@ -287,6 +291,8 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       // An Esplora-compatible REST API base.
       rpcUrl: 'https://mempool.space/api',
       requiredConfirmations: 3,
+      // A block is found every 10 minutes on average but often within one: ask for the tip every 20 s.
+      pollMs: 20_000,
       tokens: {},
     },
     testnet: {
@@ -297,6 +303,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       blockTimeMs: 600_000,
       rpcUrl: 'https://mempool.space/testnet4/api',
       requiredConfirmations: 2,
+      pollMs: 20_000,
       tokens: {},
     },
   },
@@ -374,8 +381,11 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       label: 'TON mainnet',
       // About 400 ms since the Catchain 2.0 ("sub-second") upgrade of April 2026: https://docs.ton.org/ecosystem/subsecond
       blockTimeMs: 400,
-      rpcUrl: 'https://toncenter.com/api/v2/jsonRPC',
+      // toncenter's base URL: the indexer reads its API v3 (/api/v3/…; docs/indexers.md).
+      rpcUrl: 'https://toncenter.com',
       requiredConfirmations: 5,
+      // Masterchain blocks come every 400 ms; one poll every 5 s reads them in one call (the spec's floor).
+      pollMs: 5_000,
       tokens: {
         // Tether USD₮ jetton master: https://docs.ton.org/develop/dapps/asset-processing/usdt ; https://tonviewer.com/EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDs
         USDT: { address: 'EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDs', decimals: 6 },
@@ -386,8 +396,9 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       chainId: null,
       label: 'TON testnet',
       blockTimeMs: 450,
-      rpcUrl: 'https://testnet.toncenter.com/api/v2/jsonRPC',
+      rpcUrl: 'https://testnet.toncenter.com',
       requiredConfirmations: 5,
+      pollMs: 5_000,
       // Tether publishes no testnet jetton master: native TON only.
       tokens: {},
     },

@@ -3,6 +3,7 @@ import { computeAddress, getBytes, hexlify } from 'ethers';
 import * as bitcoin from 'bitcoinjs-lib';
 import { UsageError } from '../domain/errors.ts';
 import type { ChainFamily } from './registry.ts';
+import { bitcoinJsNetwork } from './bitcoin-networks.ts';
 import { parseAccountKey, parseExtendedPublicKey } from './key-material.ts';
 
 // Watch-only address derivation: from an account-level extended public key (m/44'/60'/0',
@@ -15,6 +16,8 @@ export interface DeriveRequest {
   xpub: string;
   start: number;
   count: number;
+  /** The network's name where the family has variants with their own address prefix (bitcoin REGTEST: bcrt1). */
+  network?: string;
 }
 
 export interface DerivedAddress {
@@ -30,7 +33,7 @@ const TRON_PREFIX = 0x41;
 /** The receive (external) chain under an account; 1 would be change addresses. */
 const RECEIVE_CHAIN = 0;
 
-export function deriveAddresses({ family, testnet, xpub, start, count }: DeriveRequest): DerivedAddress[] {
+export function deriveAddresses({ family, testnet, xpub, start, count, network }: DeriveRequest): DerivedAddress[] {
   if (!Number.isSafeInteger(start) || start < 0) throw new UsageError('start must be a non-negative integer');
   if (!Number.isSafeInteger(count) || count < 1 || count > MAX_DERIVE_COUNT) {
     throw new UsageError(`count must be an integer from 1 to ${MAX_DERIVE_COUNT}`);
@@ -38,7 +41,7 @@ export function deriveAddresses({ family, testnet, xpub, start, count }: DeriveR
   if (start + count > HARDENED_OFFSET) throw new UsageError(`start + count must not pass ${HARDENED_OFFSET} (hardened indexes need the private key)`);
 
   const receive = parseAccountKey(xpub, family, testnet).node.derive(RECEIVE_CHAIN);
-  const encode = addressEncoder(family, testnet);
+  const encode = addressEncoder(family, testnet, network);
   const out: DerivedAddress[] = [];
   for (let index = start; index < start + count; index++) {
     out.push({ index, address: encode(receive.derive(index).publicKey) });
@@ -46,7 +49,7 @@ export function deriveAddresses({ family, testnet, xpub, start, count }: DeriveR
   return out;
 }
 
-function addressEncoder(family: ChainFamily, testnet: boolean): (publicKey: Uint8Array) => string {
+function addressEncoder(family: ChainFamily, testnet: boolean, name?: string): (publicKey: Uint8Array) => string {
   switch (family) {
     case 'evm':
       // computeAddress decompresses the key and returns the EIP-55 checksummed form.
@@ -59,7 +62,7 @@ function addressEncoder(family: ChainFamily, testnet: boolean): (publicKey: Uint
       };
     }
     case 'bitcoin': {
-      const network = testnet ? bitcoin.networks.testnet : bitcoin.networks.bitcoin;
+      const network = bitcoinJsNetwork(testnet, name);
       return (publicKey) => {
         const { address } = bitcoin.payments.p2wpkh({ pubkey: publicKey, network });
         if (address === undefined) throw new Error('p2wpkh produced no address');

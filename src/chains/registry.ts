@@ -34,6 +34,14 @@ export interface ResolvedNetwork extends Omit<NetworkDefaults, 'tokens'> {
   treasury: string | null;
   /** Whether the RPC endpoint serves call traces (native transfers made by contracts). */
   traces: boolean;
+  /** java-tron's HTTP API for tron (default: rpcUrl without its /jsonrpc path); null elsewhere unless set. */
+  apiUrl: string | null;
+  apiKey: string | null;
+  /** bitcoin: where blocks are read (an Esplora API, or a Bitcoin Core node's JSON-RPC). */
+  source: 'esplora' | 'core';
+  /** solana: every block, or per open deposit (docs/indexers.md). */
+  mode: 'blocks' | 'addresses';
+  concurrency: number;
   /** Blocks behind the head where an indexer without a cursor starts. */
   startMargin: number;
 }
@@ -106,13 +114,25 @@ function resolveNetwork(
 
   const address = (key: string, value: string, addressKind: 'deposit' | 'contract'): string => {
     try {
-      return validateAddress(chain.family, value, testnet, { kind: addressKind });
+      return validateAddress(chain.family, value, testnet, { kind: addressKind, network: override.network ?? defaults.network });
     } catch (error) {
       if (error instanceof InvalidAddressError) throw new UsageError(`${at}.${key}: ${error.message}`);
       throw error;
     }
   };
 
+  if (override.network !== undefined && (chain.family !== 'bitcoin' || !testnet)) {
+    throw new UsageError(`${at}.network: only bitcoin's testnet has variants (TESTNET4, SIGNET, REGTEST)`);
+  }
+  if ((override.mode !== undefined || override.concurrency !== undefined) && chain.family !== 'solana') {
+    throw new UsageError(`${at}.${override.mode !== undefined ? 'mode' : 'concurrency'}: only solana has read modes`);
+  }
+  if (override.source !== undefined && chain.family !== 'bitcoin') {
+    throw new UsageError(`${at}.source: only bitcoin reads from a choice of sources (esplora, core)`);
+  }
+  if (override.traces && chain.family !== 'evm') {
+    throw new UsageError(`${at}.traces: call traces exist on EVM chains only; the ${slug} indexer reads native transfers from the chain's own API`);
+  }
   if (override.paymentContract !== undefined && chain.family !== 'evm') {
     throw new UsageError(`${at}.paymentContract: payment contracts exist on EVM chains only, not on ${slug}`);
   }
@@ -122,9 +142,9 @@ function resolveNetwork(
     family: chain.family,
     testnet,
     enabled,
-    network: defaults.network,
+    network: override.network ?? defaults.network,
     chainId: defaults.chainId,
-    label: defaults.label,
+    label: override.label ?? (override.network && override.network !== defaults.network ? `${chain.name} ${override.network.toLowerCase()}` : defaults.label),
     blockTimeMs: override.blockTimeMs ?? defaults.blockTimeMs,
     rpcUrl: override.rpcUrl ?? defaults.rpcUrl,
     requiredConfirmations,
@@ -134,6 +154,12 @@ function resolveNetwork(
       override.paymentContract === undefined ? null : address('paymentContract', override.paymentContract, 'contract'),
     treasury: override.treasury === undefined ? null : address('treasury', override.treasury, 'deposit'),
     traces: override.traces ?? false,
+    apiUrl: override.apiUrl ?? (chain.family === 'tron' ? (override.rpcUrl ?? defaults.rpcUrl).replace(/\/jsonrpc\/?$/, '') : null),
+    apiKey: override.apiKey ?? null,
+    source: override.source ?? 'esplora',
+    mode: override.mode ?? 'blocks',
+    concurrency: override.concurrency ?? 4,
+    ...(override.pollMs ?? defaults.pollMs ? { pollMs: override.pollMs ?? defaults.pollMs } : {}),
     startMargin: override.startMargin ?? requiredConfirmations,
   };
 }

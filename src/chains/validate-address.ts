@@ -1,5 +1,6 @@
 import { getAddress } from 'ethers';
 import * as bitcoin from 'bitcoinjs-lib';
+import { bitcoinJsNetwork } from './bitcoin-networks.ts';
 import { isAddress as isSolanaAddress } from '@solana/web3.js';
 import { Address as TonAddress } from '@ton/core';
 import type { ChainFamily } from './registry.ts';
@@ -20,6 +21,8 @@ export interface ValidateAddressOptions {
    * jetton masters.
    */
   kind?: 'deposit' | 'contract';
+  /** The network's name where the family has variants with their own address prefix (bitcoin REGTEST: bcrt1). */
+  network?: string;
 }
 
 const TRON_PREFIX = 0x41;
@@ -38,7 +41,7 @@ export function validateAddress(
     case 'evm':
       return validateEvm(input);
     case 'bitcoin':
-      return validateBitcoin(input, testnet);
+      return validateBitcoin(input, testnet, options.network);
     case 'tron':
       return validateTron(input);
     case 'solana':
@@ -59,13 +62,13 @@ function validateEvm(input: string): string {
   }
 }
 
-function validateBitcoin(input: string, testnet: boolean): string {
-  const network = testnet ? bitcoin.networks.testnet : bitcoin.networks.bitcoin;
+function validateBitcoin(input: string, testnet: boolean, name: string | undefined): string {
+  const network = bitcoinJsNetwork(testnet, name);
   try {
     // Re-encoding gives the canonical form (bech32 in lower case, as QR codes may upper-case it).
     return bitcoin.address.fromOutputScript(bitcoin.address.toOutputScript(input, network), network);
   } catch {
-    const expected = testnet ? 'tb1…, m…, n… or 2…' : 'bc1…, 1… or 3…';
+    const expected = name === 'REGTEST' ? 'bcrt1…, m…, n… or 2…' : testnet ? 'tb1…, m…, n… or 2…' : 'bc1…, 1… or 3…';
     const other = testnet ? bitcoin.networks.bitcoin : bitcoin.networks.testnet;
     const hint = belongsTo(input, other) ? ` (this is a ${testnet ? 'mainnet' : 'testnet'} address)` : '';
     throw new InvalidAddressError(`not a valid bitcoin ${testnet ? 'testnet' : 'mainnet'} address: expected ${expected}${hint}`);

@@ -2,21 +2,16 @@ import type { Logger } from 'pino';
 import { loadConfig } from '../config/load-config.ts';
 import { resolveMasterKey } from '../config/master-key.ts';
 import type { Config } from '../config/schema.ts';
+import type { Common } from '../common.ts';
 import { MerchantPoint } from '../db/entities/merchant-point.entity.ts';
 import { migrate, migrationStatus } from '../db/migrate.ts';
-import { openDatabase, type Database } from '../db/orm.ts';
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { dialectOf, openDatabase, sqlitePath, type Database } from '../db/orm.ts';
 import { UsageError } from '../domain/errors.ts';
-import { createSecretBox, type SecretBox } from '../domain/secret-box.ts';
+import { createSecretBox, SecretBoxError, type SecretBox } from '../domain/secret-box.ts';
 import { createLogger } from '../logger.ts';
 
-/** The small bag every command and the daemon share (no DI container). */
-export interface Common {
-  config: Config;
-  log: Logger;
-  db: Database;
-  box: SecretBox;
-  close(): Promise<void>;
-}
 
 export interface OpenOptions {
   /** `migrate` itself opens the database without the pending-migrations check. */
@@ -35,17 +30,31 @@ export interface OpenOptions {
  */
 export async function openCommon(options: OpenOptions = {}): Promise<Common> {
   const { config } = loadConfig({ env: options.env, overrides: options.overrides });
+  assertSqliteDirectory(config.database.url);
   const log = createLogger(config.log.level, options.logBindings);
   const box = createSecretBox(options.needsSecrets === false ? 'unused-master-key-for-migrations-only' : resolveMasterKey(config, log));
   const db = await openDatabase(config.database.url);
   try {
     if (!options.skipMigrationCheck) await ensureMigrated(db, log);
-    if (!options.skipMigrationCheck && options.needsSecrets !== false) await verifyMasterKey(db, box);
+    if (!options.skipMigrationCheck && options.needsSecrets !== false) await verifyMasterKey(db, box, log);
   } catch (err) {
     await db.close();
     throw err;
   }
   return { config, log, db, box, close: () => db.close() };
+}
+
+/**
+ * A sqlite: URL in a directory that does not exist is refused: a mistyped path would otherwise start
+ * a fresh, empty database without a word. The project's own ./data folder (the default) is created.
+ */
+function assertSqliteDirectory(url: string): void {
+  if (dialectOf(url) !== 'sqlite') return;
+  const path = sqlitePath(url);
+  if (path === ':memory:') return;
+  const dir = resolve(dirname(path));
+  if (existsSync(dir) || dir === resolve('data')) return;
+  throw new UsageError(`database.url ${url}: the directory ${dir} does not exist; create it first (a mistyped path would otherwise start a fresh, empty database)`);
 }
 
 /** A wrong master key is caught at start-up, not at the first signed request. */
@@ -59,9 +68,23 @@ export async function withCommon<T>(fn: (common: Common) => Promise<T>, options:
   }
 }
 
-async function verifyMasterKey(db: Database, box: SecretBox): Promise<void> {
-  const [sample] = await db.em().find(MerchantPoint, {}, { orderBy: { createdAt: 'desc' }, limit: 1 });
-  if (sample) box.open(sample.apiSecretEnc, sample.id);
+/**
+ * A wrong master key is refused at start-up: the stored secrets name the key they were sealed
+ * under. A secret that names this key but does not decrypt is one merchant's tampered or corrupted
+ * ciphertext, not a wrong key: the daemon starts anyway, logs it, and that point's requests get a
+ * coded error until its secret is rotated.
+ */
+async function verifyMasterKey(db: Database, box: SecretBox, log: Logger): Promise<void> {
+  const sample = await db.em().find(MerchantPoint, {}, { orderBy: { createdAt: 'desc' }, limit: 5 });
+  for (const m of sample) {
+    try {
+      box.open(m.apiSecretEnc, m.id);
+      return;
+    } catch (err) {
+      if (err instanceof SecretBoxError && /another master key/.test(err.message)) throw err;
+      log.error({ merchantId: m.id, err: (err as Error).message }, "a merchant point's stored API secret cannot be decrypted; rotate it with `chaingate secrets rotate`");
+    }
+  }
 }
 
 async function ensureMigrated(db: Database, log: Logger): Promise<void> {

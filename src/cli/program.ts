@@ -15,6 +15,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   contracts: async () => (await import('./commands/contracts.ts')).contractsCommand(),
   status: async () => (await import('./commands/status.ts')).statusCommand(),
   config: async () => (await import('./commands/config.ts')).configCommand(),
+  devnet: async () => (await import('./commands/devnet.ts')).devnetCommand(),
 };
 
 export async function buildProgram(argv: string[]): Promise<Command> {

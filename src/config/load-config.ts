@@ -13,6 +13,8 @@ export const ENV_KEYS: Record<string, string> = {
   CHAINGATE_PORT: 'server.port',
   CHAINGATE_MASTER_KEY: 'security.masterKey',
   CHAINGATE_LOG_LEVEL: 'log.level',
+  CHAINGATE_METRICS_PORT: 'metrics.port',
+  CHAINGATE_INDEXER_METRICS_PORT: 'metrics.indexerPort',
 };
 
 export class ConfigError extends Error {
@@ -143,5 +145,8 @@ export function redactConfig(config: Config): Config {
   const copy = structuredClone(config);
   if (copy.security.masterKey) copy.security.masterKey = '[redacted]';
   copy.database.url = copy.database.url.replace(/(\/\/[^:/@]+:)[^@]*@/, '$1[redacted]@');
+  for (const chain of Object.values(copy.chains)) {
+    for (const network of [chain.mainnet, chain.testnet]) if (network?.apiKey) network.apiKey = '[redacted]';
+  }
   return copy;
 }

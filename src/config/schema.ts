@@ -1,3 +1,4 @@
+import { validate as validateCron } from 'node-cron';
 import { z } from 'zod';
 import { chainOverrideSchema } from '../chains/chain-config-schema.ts';
 
@@ -6,6 +7,9 @@ const decimalString = z.string().regex(/^(0|[1-9]\d*)(\.\d+)?$/, 'a decimal stri
 export const databaseUrl = z
   .string()
   .refine((v) => /^sqlite:.+/.test(v) || /^postgres(ql)?:\/\/.+/.test(v), 'must be sqlite:<path> or postgres://…');
+
+// A cron expression node-cron accepts: five or six fields (minute hour day month weekday), as in the defaults.
+const cron = z.string().refine((v) => validateCron(v), { message: 'must be a cron expression such as "*/10 * * * *" (minute hour day month weekday)' });
 
 /** At most `max` requests in any `windowMs` milliseconds. */
 const windowLimit = z.strictObject({ max: z.int().min(1), windowMs: z.int().min(1).max(86_400_000) });
@@ -19,6 +23,12 @@ export const configSchema = z.strictObject({
     bodyLimit: z.int().min(1024).max(64 * 1024 * 1024),
     checkoutPageUrl: z.url().nullable(),
     checkoutAllowedOrigins: z.array(z.string()),
+    /** Whole request (headers and body) must arrive within this; a slow client is cut off with 408. */
+    requestTimeoutMs: z.int().min(1000).max(600_000),
+    /** Headers must arrive within this. */
+    headersTimeoutMs: z.int().min(1000).max(600_000),
+    /** On SIGTERM, in-flight requests get this long before their connections are closed. */
+    shutdownGraceMs: z.int().min(0).max(600_000),
   }),
   security: z.strictObject({
     masterKey: z.string().min(32, 'at least 32 characters (e.g. `openssl rand -hex 32`)').nullable(),
@@ -26,9 +36,27 @@ export const configSchema = z.strictObject({
   log: z.strictObject({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
   }),
-  idempotency: z.strictObject({ ttlHours: z.number().positive(), purgeCron: z.string() }),
-  expiry: z.strictObject({ sweepCron: z.string() }),
+  idempotency: z.strictObject({ ttlHours: z.number().positive(), purgeCron: cron }),
+  expiry: z.strictObject({ sweepCron: cron }),
   pools: z.strictObject({ lowWaterMark: z.int().min(0) }),
+  /** What the buyer is offered (docs/checkout.md#what-is-offered). */
+  checkout: z.strictObject({
+    /**
+     * A chain is offered only while its indexer has reported within this many seconds (at least three
+     * of its poll intervals); null offers chains without looking at their indexer.
+     */
+    indexerStaleAfterSeconds: z.int().min(10).max(86_400).nullable(),
+    /** How long one availability answer (pool counts, indexer reports, prices) is reused, in ms. */
+    availabilityCacheMs: z.int().min(0).max(60_000),
+  }),
+  /** Prometheus metrics on their own listener (docs/operations.md#metrics-and-health), not the public one. */
+  metrics: z.strictObject({
+    enabled: z.boolean(),
+    host: z.string().min(1),
+    port: z.coerce.number().int().min(0).max(65_535),
+    /** `index <chain>` serves its own RPC metrics here (0: off; each indexer needs its own port). */
+    indexerPort: z.coerce.number().int().min(0).max(65_535),
+  }),
   pricing: z.strictObject({
     mode: z.enum(['convert', 'verbatim']),
     source: z.enum(['static', 'http']),
@@ -64,7 +92,7 @@ export const configSchema = z.strictObject({
       concurrency: z.int().min(1).max(100),
       responseBodyLimit: z.int().min(0).max(64 * 1024),
       retentionDays: z.number().min(0).max(3650),
-      retentionCron: z.string(),
+      retentionCron: cron,
     })
     // A lease must outlive the slowest attempt, or a second sender could take the row mid-attempt.
     .refine((w) => w.leaseSeconds * 1000 >= w.timeoutMs + 5000, {

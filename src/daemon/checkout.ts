@@ -3,16 +3,17 @@ import { newId } from '../domain/ids.ts';
 import { findToken, getNetwork, availableCurrencies, type ResolvedNetwork, type TokenRef } from '../chains/registry.ts';
 import { isChainSlug } from '../chains/slugs.ts';
 import { GatewayError } from '../domain/errors.ts';
-import { priceInvoice } from '../domain/pricing.ts';
+import { priceInvoice, type PricedAmount } from '../domain/pricing.ts';
 import { externalIdFromUuid } from '../domain/external-id.ts';
 import { Invoice } from '../db/entities/invoice.entity.ts';
 import { MerchantPoint } from '../db/entities/merchant-point.entity.ts';
 import { Payment, type PaymentMethod } from '../db/entities/payment.entity.ts';
-import { LIVE_PAYMENT_STATUSES } from '../db/expiry.ts';
+import { INVOICE_TRANSITIONS, LIVE_PAYMENT_STATUSES } from '../domain/lifecycle.ts';
 import { loadInvoice } from '../db/invoices.ts';
 import { nextReferenceId } from '../db/reference-ids.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { countFree, leaseAddress } from '../db/wallet-pool.ts';
+import { availabilityOf } from './availability.ts';
 import type { DaemonDeps } from './deps.ts';
 
 /** A payment window never outlasts its invoice (spec: min(now + 30 min, invoice.expiresAt)). */
@@ -26,6 +27,15 @@ export interface CheckoutInput {
   cryptoCurrency: string;
   testnet: boolean;
   method: PaymentMethod;
+  /**
+   * The buyer surface checks out only what it offers (docs/checkout.md#what-is-offered): a chain whose
+   * indexer is not reporting is refused with SERVICE_UNAVAILABLE (an empty pool and a missing price
+   * already fail with NO_AVAILABLE_WALLET and RATE_UNAVAILABLE). The signed gateway leaves the choice
+   * to the merchant's server.
+   */
+  requireOffered?: boolean;
+  /** The price, when the caller fetched it before opening its own transaction (priceCheckout). */
+  priced?: PricedAmount;
 }
 
 /**
@@ -39,9 +49,10 @@ export async function checkoutInvoice(deps: DaemonDeps, input: CheckoutInput, no
   await assertClaimable(deps, invoice, now);
   const { network, token } = resolvePair(deps, invoice.merchant, input);
   const contract = input.method === 'direct' ? null : contractFor(network, input);
+  if (input.requireOffered) await availabilityOf(deps).assertIndexed(network, now);
 
   // Prices may come from an HTTP source: fetched before the transaction, then locked on the payment.
-  const priced = await priceInvoice({
+  const priced = input.priced ?? await priceInvoice({
     mode: config.pricing.mode,
     invoiceAmountMinor: invoice.amount,
     fiatCurrency: invoice.currency,
@@ -53,8 +64,8 @@ export async function checkoutInvoice(deps: DaemonDeps, input: CheckoutInput, no
   const payment = await inTransaction(db, async (em) => {
     const claimed = await em.nativeUpdate(
       Invoice,
-      { id: invoice.id, status: 'OPEN', expiresAt: { $gt: now } },
-      { status: 'PAYMENT_PENDING', updatedAt: now },
+      { id: invoice.id, status: { $in: [...INVOICE_TRANSITIONS.checkedOut.from] }, expiresAt: { $gt: now } },
+      { status: INVOICE_TRANSITIONS.checkedOut.to, updatedAt: now },
     );
     if (claimed === 0) throw new GatewayError('INVOICE_NOT_AVAILABLE', 'Invoice was claimed by another checkout or is no longer open');
 
@@ -107,8 +118,26 @@ export async function checkoutInvoice(deps: DaemonDeps, input: CheckoutInput, no
       log.warn({ chain: network.chain, network: network.network, free, lowWaterMark: config.pools.lowWaterMark }, 'wallet pool is running low; seed more addresses');
     }
   }
-  const fresh = await db.em().findOneOrFail(Invoice, { id: invoice.id });
+  const fresh = await db.em().findOneOrFail(Invoice, { id: invoice.id }, { refresh: true });
   return { invoice: fresh, payment };
+}
+
+/**
+ * The price checkoutInvoice would fetch, for a caller that runs checkoutInvoice inside a write
+ * transaction of its own (the gateway's idempotency transaction): fetched first, outside it, so a
+ * slow rate source never holds a write lock. Invoice amounts and currencies never change.
+ */
+export async function priceCheckout(deps: DaemonDeps, input: CheckoutInput, now = new Date()): Promise<PricedAmount> {
+  const invoice = await loadInvoice(deps.common.db, input.invoiceId, input.merchantId, now);
+  const { token } = resolvePair(deps, invoice.merchant, input);
+  return priceInvoice({
+    mode: deps.common.config.pricing.mode,
+    invoiceAmountMinor: invoice.amount,
+    fiatCurrency: invoice.currency,
+    coin: { symbol: token.symbol, decimals: token.decimals },
+    rates: deps.rates,
+    now,
+  });
 }
 
 async function assertClaimable(deps: DaemonDeps, invoice: Invoice, now: Date): Promise<void> {

@@ -1,10 +1,13 @@
 import { FetchRequest, getAddress, JsonRpcProvider, Network } from 'ethers';
+import { z } from 'zod';
 import { getNetwork } from '../chains/registry.ts';
 import { GatewayError } from '../domain/errors.ts';
+import { isInFlight } from '../domain/lifecycle.ts';
 import { ObservedTransfer } from '../db/entities/observed-transfer.entity.ts';
 import { loadPayment } from '../db/payments.ts';
 import { recomputeCredit } from '../db/payment-transitions.ts';
 import { inTransaction } from '../db/transaction.ts';
+import { claimIsOffChain } from '../indexers/ledger.ts';
 import { PAYMENT_RECEIVED_TOPIC } from '../indexers/evm/evm-source.ts';
 import type { DaemonDeps } from './deps.ts';
 
@@ -16,15 +19,20 @@ export interface ConfirmResult {
   message: string;
 }
 
-interface Receipt {
-  status: string;
-  to: string | null;
-  blockNumber: string;
-  blockHash: string;
-  transactionHash: string;
-  from: string;
-  logs: { address: string; topics: string[]; data: string; logIndex: string }[];
-}
+const hexQuantity = z.string().regex(/^0x[0-9a-fA-F]+$/);
+const hex32 = z.string().regex(/^0x[0-9a-fA-F]{64}$/);
+const hexAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/);
+/** eth_getTransactionReceipt as the node must answer it; anything else is the node's fault, coded, never a 500. */
+const ReceiptSchema = z.looseObject({
+  status: hexQuantity,
+  to: hexAddress.nullable(),
+  blockNumber: hexQuantity,
+  blockHash: hex32,
+  transactionHash: hex32,
+  from: hexAddress,
+  logs: z.array(z.looseObject({ address: hexAddress, topics: z.array(hex32), data: z.string().regex(/^0x[0-9a-fA-F]*$/), logIndex: hexQuantity })),
+});
+type Receipt = z.infer<typeof ReceiptSchema>;
 
 const ZERO_WORD = `0x${'0'.repeat(64)}`;
 
@@ -44,7 +52,7 @@ export async function confirmContractPayment(deps: DaemonDeps, paymentId: string
     message,
   });
   if (payment.paymentType !== 'SMART_CONTRACT') throw new GatewayError('PAYMENT_NOT_CONFIRMABLE', 'Only web3 and service_wallet payments are confirmed with a transaction hash');
-  if (payment.status === 'PROCESSING' || payment.status === 'CONFIRMING' || payment.status === 'COMPLETED') return current('Payment is already being processed');
+  if (isInFlight(payment.status) || payment.status === 'COMPLETED') return current('Payment is already being processed');
   if (payment.status === 'EXPIRED' || (payment.status === 'PENDING' && payment.expiresAt <= now)) throw new GatewayError('PAYMENT_EXPIRED', 'The payment window has closed');
   if (payment.status !== 'PENDING') throw new GatewayError('PAYMENT_NOT_CONFIRMABLE', `Payment is ${payment.status}`);
 
@@ -67,6 +75,12 @@ export async function confirmContractPayment(deps: DaemonDeps, paymentId: string
   if (!log) throw new GatewayError('TX_PAYMENT_MISMATCH', "Transaction holds no PaymentReceived event for this payment's externalId and coin");
 
   const updated = await inTransaction(db, async (em) => {
+    // A claim, not a fact: the indexer re-checks this block like any other and un-credits the
+    // transfer if it leaves the canonical chain before completion. A block the indexer already
+    // holds with another hash is refused now.
+    if (await claimIsOffChain(em, { chain: payment.blockchain, network: payment.network }, BigInt(receipt.blockNumber), receipt.blockHash)) {
+      throw new GatewayError('TX_NOT_FOUND', 'Transaction is not in the canonical chain; retry in a few seconds');
+    }
     const logIndex = Number(BigInt(log.logIndex));
     const exists = await em.findOne(ObservedTransfer, { chain: payment.blockchain, network: payment.network, txHash: receipt.transactionHash, logIndex });
     if (!exists) {
@@ -84,7 +98,7 @@ export async function confirmContractPayment(deps: DaemonDeps, paymentId: string
         amount: BigInt(log.data).toString(),
         paymentId: payment.id,
         status: 'CREDITED',
-        note: 'confirmed by the buyer',
+        note: 'claimed by the buyer (/confirm); re-checked by the indexer',
       });
       await em.flush();
     }
@@ -104,11 +118,16 @@ async function fetchReceipt(url: string, chainId: number | null, txHash: string)
   request.timeout = 10_000;
   const network = chainId ? Network.from(chainId) : undefined;
   const provider = new JsonRpcProvider(request, network, { staticNetwork: network, batchMaxCount: 1, cacheTimeout: -1 });
+  let answer: unknown;
   try {
-    return (await provider.send('eth_getTransactionReceipt', [txHash])) as Receipt | null;
+    answer = await provider.send('eth_getTransactionReceipt', [txHash]);
   } catch (cause) {
     throw new GatewayError('SERVICE_UNAVAILABLE', 'The chain node could not be reached; retry shortly', { cause });
   } finally {
     provider.destroy();
   }
+  if (answer === null || answer === undefined) return null;
+  const parsed = ReceiptSchema.safeParse(answer);
+  if (!parsed.success) throw new GatewayError('SERVICE_UNAVAILABLE', 'The chain node answered a malformed receipt; retry shortly');
+  return parsed.data;
 }

@@ -1,5 +1,5 @@
 import { resolveRegistry, type ResolvedRegistry } from '../chains/registry.ts';
-import type { Common } from '../cli/context.ts';
+import type { Common } from '../common.ts';
 import { createRateSourceFromConfig, type RateSource } from '../domain/rate-source.ts';
 
 /** What the daemon's routes and workers share: the common bag plus the resolved registry and rates. */

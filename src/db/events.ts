@@ -10,6 +10,7 @@ export const EVENT_TYPES = [
   'payment.confirming',
   'payment.failed',
   'payment.expired',
+  'payment.late_funds',
   'invoice.paid',
   'invoice.expired',
   'invoice.cancelled',

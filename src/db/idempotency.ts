@@ -1,8 +1,14 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/sql';
+import { newId } from '../domain/ids.ts';
 import { IdempotencyRecord } from './entities/idempotency-record.entity.ts';
-import type { Database } from './orm.ts';
+import type { Database, Dialect } from './orm.ts';
+import { dateOf, rawQuery, toDb, type NativeSqlite, type SqlValue } from './raw-sql.ts';
 
-/** An IN_FLIGHT claim older than this is taken to be from a crashed process and may be re-claimed. */
+/**
+ * An IN_FLIGHT row older than this may be re-claimed. Claims now commit only with their completed
+ * answer, so none is left by a crash; kept for rows written by earlier versions.
+ */
 export const ABANDONED_AFTER_MS = 5 * 60_000;
 
 export type ClaimResult =
@@ -11,57 +17,107 @@ export type ClaimResult =
   | { kind: 'conflict' }
   | { kind: 'in_flight' };
 
+export interface ClaimInput {
+  merchantId: string;
+  /** The merchant point's version the request was authenticated against (src/db/merchants.ts). */
+  merchantVersion: number;
+  key: string;
+  fingerprint: string;
+  ttlMs: number;
+}
+
 /**
- * Claims (merchant, key) by INSERT against the unique constraint — never read-then-write — so of
- * any number of concurrent identical requests exactly one runs the handler, on SQLite and on
- * PostgreSQL, across processes.
+ * The merchant point changed (secret rotated, disabled, edited) since its cached copy authenticated
+ * this request: nothing was written; authenticate again from the database.
  */
-export async function claimKey(
-  db: Database,
-  input: { merchantId: string; key: string; fingerprint: string; ttlMs: number },
-  now = new Date(),
-): Promise<ClaimResult> {
-  for (let round = 0; round < 3; round++) {
-    const em = db.em();
-    // Expired or abandoned claims give way first (a conditional delete, safe under concurrency).
-    await em.nativeDelete(IdempotencyRecord, {
-      merchantId: input.merchantId,
-      key: input.key,
-      $or: [{ expiresAt: { $lte: now } }, { state: 'IN_FLIGHT', createdAt: { $lte: new Date(now.getTime() - ABANDONED_AFTER_MS) } }],
-    });
-    try {
-      const record = em.create(IdempotencyRecord, {
-        merchantId: input.merchantId,
-        key: input.key,
-        fingerprint: input.fingerprint,
-        state: 'IN_FLIGHT',
-        statusCode: null,
-        responseBody: null,
-        createdAt: now,
-        expiresAt: new Date(now.getTime() + input.ttlMs),
-      });
-      await em.flush();
-      return { kind: 'claimed', id: record.id };
-    } catch (err) {
-      // By name as well: a second copy of @mikro-orm/core in a bundle must not turn replays into 500s.
-      if (!(err instanceof UniqueConstraintViolationException) && (err as Error | null)?.name !== 'UniqueConstraintViolationException') throw err;
-    }
-    const existing = await db.em().findOne(IdempotencyRecord, { merchantId: input.merchantId, key: input.key });
-    if (!existing) continue; // released between our insert and read: try again
-    if (existing.fingerprint !== input.fingerprint) return { kind: 'conflict' };
-    if (existing.state === 'IN_FLIGHT') return { kind: 'in_flight' };
-    return { kind: 'replay', statusCode: existing.statusCode ?? 200, body: existing.responseBody ?? '' };
+export class StaleMerchantError extends Error {
+  override readonly name = 'StaleMerchantError';
+}
+
+// The claim is one INSERT that also checks, in the same statement, that the merchant point is still
+// active at the version the request was authenticated against: a cached secret is never used for a
+// write after a rotation or a disable, and the check costs no extra round trip.
+const CLAIM_SQL = {
+  sqlite: `insert into idempotency_record (id, merchant_id, key, fingerprint, state, status_code, response_body, created_at, expires_at)
+    select ?, ?, ?, ?, 'IN_FLIGHT', null, null, ?, ? where exists (select 1 from merchant_point where id = ? and version = ? and active = 1)`,
+  postgresql: `insert into idempotency_record (id, merchant_id, key, fingerprint, state, status_code, response_body, created_at, expires_at)
+    select ?, ?, ?, ?, 'IN_FLIGHT', null, null, ?, ? where exists (select 1 from merchant_point where id = ? and version = ? and active = true)`,
+};
+const COMPLETE_SQL = `update idempotency_record set state = 'COMPLETED', status_code = ?, response_body = ? where id = ?`;
+
+function claimParams(input: ClaimInput, id: string, now: Date): SqlValue[] {
+  return [id, input.merchantId, input.key, input.fingerprint, now, new Date(now.getTime() + input.ttlMs), input.merchantId, input.merchantVersion];
+}
+
+/**
+ * Claims the key inside the caller's transaction, the one that also does the work and stores the
+ * answer (completeKeyIn): the key is absent (nothing happened, a crash rolled it all back) or
+ * completed (replayable), never executed and retryable. A concurrent identical request waits on the
+ * unique index until this transaction ends, then finds the key completed and replays it.
+ * Throws a unique violation when the key exists (the caller reads it after rolling back, and an
+ * expired key is deleted there), StaleMerchantError when the point changed.
+ */
+export async function claimKeyIn(em: EntityManager, dialect: Dialect, input: ClaimInput, now = new Date()): Promise<string> {
+  const id = newId();
+  const { affected } = await rawQuery(em, dialect, CLAIM_SQL[dialect], claimParams(input, id, now));
+  if (affected === 0) throw new StaleMerchantError('merchant point changed since it was cached');
+  return id;
+}
+
+export async function completeKeyIn(em: EntityManager, dialect: Dialect, id: string, statusCode: number, body: string): Promise<void> {
+  await rawQuery(em, dialect, COMPLETE_SQL, [statusCode, body, id]);
+}
+
+/** claimKeyIn on a synchronous SQLite handle, inside syncSqliteTransaction. */
+export function claimKeySync(native: NativeSqlite, input: ClaimInput, now = new Date()): string {
+  const id = newId();
+  const { changes } = native.prepare(CLAIM_SQL.sqlite).run(...claimParams(input, id, now).map((v) => toDb('sqlite', v)));
+  if (changes === 0) throw new StaleMerchantError('merchant point changed since it was cached');
+  return id;
+}
+
+export function completeKeySync(native: NativeSqlite, id: string, statusCode: number, body: string): void {
+  native.prepare(COMPLETE_SQL).run(statusCode, body, id);
+}
+
+interface KeyRow {
+  id: string;
+  fingerprint: string;
+  state: string;
+  status_code: number | null;
+  response_body: string | null;
+  created_at: unknown;
+  expires_at: unknown;
+}
+
+/**
+ * What an existing key means for a request with this fingerprint (after a claim lost the race).
+ * A key past its retention, or an IN_FLIGHT row abandoned by an earlier version, is deleted here
+ * and reported absent, so the caller claims it afresh.
+ */
+export async function existingKey(db: Database, input: { merchantId: string; key: string; fingerprint: string }, now = new Date()): Promise<ClaimResult | null> {
+  const em = db.em();
+  const { rows } = await rawQuery<KeyRow>(em, db.dialect, 'select id, fingerprint, state, status_code, response_body, created_at, expires_at from idempotency_record where merchant_id = ? and key = ?', [input.merchantId, input.key]);
+  const existing = rows[0];
+  if (!existing) return null;
+  const abandoned = existing.state === 'IN_FLIGHT' && dateOf(existing.created_at).getTime() <= now.getTime() - ABANDONED_AFTER_MS;
+  if (dateOf(existing.expires_at) <= now || abandoned) {
+    await rawQuery(em, db.dialect, 'delete from idempotency_record where id = ? and (expires_at <= ? or state = ?)', [existing.id, now, abandoned ? 'IN_FLIGHT' : '-']);
+    return null;
   }
-  return { kind: 'in_flight' };
+  if (existing.fingerprint !== input.fingerprint) return { kind: 'conflict' };
+  if (existing.state === 'IN_FLIGHT') return { kind: 'in_flight' };
+  return { kind: 'replay', statusCode: existing.status_code ?? 200, body: existing.response_body ?? '' };
 }
 
-export async function completeKey(db: Database, id: string, statusCode: number, body: string): Promise<void> {
-  await db.em().nativeUpdate(IdempotencyRecord, { id }, { state: 'COMPLETED', statusCode, responseBody: body });
-}
+const UNIQUE_CODES = new Set(['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY', '23505']);
 
-/** The handler failed: the key becomes reusable (spec rule 4). */
-export async function releaseKey(db: Database, id: string): Promise<void> {
-  await db.em().nativeDelete(IdempotencyRecord, { id });
+export function isUniqueViolation(err: unknown): boolean {
+  // By name as well: a second copy of @mikro-orm/core in a bundle must not turn replays into 500s.
+  // Raw driver errors (hand-written SQL bypasses MikroORM's exception converter) by their code.
+  if (err instanceof UniqueConstraintViolationException || (err as Error | null)?.name === 'UniqueConstraintViolationException') return true;
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && UNIQUE_CODES.has(code);
 }
 
 export async function purgeExpiredKeys(db: Database, now = new Date()): Promise<number> {

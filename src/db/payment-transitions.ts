@@ -1,114 +1,118 @@
 import type { EntityManager } from '@mikro-orm/sql';
-import { formatUnits, parseUnits } from '../domain/money.ts';
-import { invoiceView, paymentEventData } from '../domain/views.ts';
+import { evaluateDepth, IN_FLIGHT_PAYMENT_STATUSES, INVOICE_TRANSITIONS, PAYMENT_TRANSITIONS } from '../domain/lifecycle.ts';
+import { formatUnits } from '../domain/money.ts';
+import { invoiceView } from '../domain/views.ts';
 import { Invoice } from './entities/invoice.entity.ts';
 import { ObservedTransfer } from './entities/observed-transfer.entity.ts';
 import { Payment } from './entities/payment.entity.ts';
 import { recordEvent } from './events.ts';
 import { applyExpiry } from './expiry.ts';
+import { amountDifference, applyInvoiceFact, applyPaymentFact, emitPaymentEvent } from './transitions.ts';
 
-// The payment state machine as the chain watchers drive it. Each function runs inside the caller's
-// transaction, so a state change and the event it causes commit together. Amounts are compared
-// and recorded, never used to block completion (spec rule 10).
-
-export function amountDifference(p: Pick<Payment, 'receivedAmount' | 'expectedAmount' | 'decimals' | 'isTestnet'> & { metadata: Record<string, unknown> }): string {
-  try {
-    return formatUnits(parseUnits(p.receivedAmount, p.decimals) - parseUnits(p.expectedAmount, p.decimals), p.decimals);
-  } catch {
-    // verbatim pricing stores fiat minor units as the expected amount; compare as plain decimals then
-    return formatUnits(parseUnits(p.receivedAmount, 18) - parseUnits(p.expectedAmount, 18), 18);
-  }
-}
-
-async function emit(em: EntityManager, payment: Payment, type: 'payment.completed' | 'payment.confirming' | 'payment.failed', now: Date): Promise<void> {
-  const invoice = await em.findOneOrFail(Invoice, { id: payment.invoice.id }, { refresh: true });
-  await recordEvent(em, {
-    merchantId: payment.merchant.id,
-    type,
-    paymentId: payment.id,
-    invoiceId: invoice.id,
-    data: paymentEventData(payment, invoice, amountDifference(payment)),
-  }, now);
-}
+// Applies the lifecycle of src/domain/lifecycle.ts to stored payments and invoices. Every change is
+// a conditional update on the transition's `from` statuses, inside the caller's transaction, with
+// the event it causes. `at` is the time of the fact: the block time for what the chain decides, so
+// that an indexer that was down writes the same timestamps as a live one.
 
 /**
  * Recomputes a payment from its credited transfers: receivedAmount (sum), transactionHash (first),
- * blockNumber (latest, so new funds need their own confirmations) and amountDifference. A payment
- * with nothing credited left (a reorg) steps back to PENDING.
+ * blockNumber (newest credit, so new funds need their own confirmations) and amountDifference.
+ * Nothing credited left (a reorg): back to PENDING. A first credit: PROCESSING, reviving an
+ * EXPIRED payment and its invoice when the chain says the funds were sent in time.
  */
-export async function recomputeCredit(em: EntityManager, paymentId: string, now: Date): Promise<Payment> {
+export async function recomputeCredit(em: EntityManager, paymentId: string, at: Date): Promise<Payment> {
   const payment = await em.findOneOrFail(Payment, { id: paymentId }, { refresh: true });
-  const credited = await em.find(ObservedTransfer, { paymentId, status: 'CREDITED' }, { orderBy: { blockNumber: 'asc', logIndex: 'asc' } });
+  // Chain order (block numbers are stored as strings: compare them as integers).
+  const credited = (await em.find(ObservedTransfer, { paymentId, status: 'CREDITED' })).sort(
+    (a, b) => (BigInt(a.blockNumber) === BigInt(b.blockNumber) ? a.logIndex - b.logIndex : BigInt(a.blockNumber) < BigInt(b.blockNumber) ? -1 : 1),
+  );
   const atomic = credited.reduce((sum, t) => sum + BigInt(t.amount), 0n);
   payment.receivedAmount = formatUnits(atomic, payment.decimals);
   payment.metadata = { ...payment.metadata, amountDifference: amountDifference(payment) };
   if (credited.length === 0) {
-    if (payment.status === 'PROCESSING' || payment.status === 'CONFIRMING') {
-      payment.status = 'PENDING';
-      payment.confirmations = 0;
-      payment.transactionHash = null;
-      payment.blockNumber = null;
-    }
+    payment.transactionHash = null;
+    payment.blockNumber = null;
+    payment.confirmations = 0;
   } else {
     payment.transactionHash = credited[0]!.txHash;
-    payment.blockNumber = credited.reduce((max, t) => (BigInt(t.blockNumber) > BigInt(max) ? t.blockNumber : max), credited[0]!.blockNumber);
-    if (payment.status === 'PENDING') {
-      payment.status = 'PROCESSING';
-      payment.confirmations = 0;
+    payment.blockNumber = credited.at(-1)!.blockNumber;
+  }
+  payment.updatedAt = new Date();
+  await em.flush();
+  if (credited.length === 0) {
+    await applyPaymentFact(em, payment, 'uncredited', at, { confirmations: 0 });
+  } else {
+    const revived = payment.status === 'EXPIRED';
+    if (await applyPaymentFact(em, payment, 'credited', at, { confirmations: 0 })) {
+      if (revived) await applyInvoiceFact(em, payment.invoice.id, 'revived', at);
     }
   }
-  payment.updatedAt = now;
-  await em.flush();
   return payment;
+}
+
+export interface DepthContext {
+  /** Height the indexer has processed. */
+  at: bigint;
+  finalized: bigint | null;
+  /** Block time of a processed height (completedAt is the time the required depth was reached). */
+  timeOf(height: bigint): Promise<Date>;
 }
 
 /**
- * PROCESSING -> CONFIRMING while 0 < confirmations < required; -> COMPLETED at >= required, with
- * completedAt, the invoice PAID and the events, all in the caller's transaction.
+ * Evaluates an in-flight payment at the processed height: CONFIRMING, then COMPLETED once the
+ * required count is reached and the chain calls the block final, with completedAt, the invoice
+ * PAID and the events, all in the caller's transaction.
  */
-export async function applyConfirmations(em: EntityManager, paymentId: string, head: bigint, now: Date): Promise<Payment> {
-  const payment = await em.findOneOrFail(Payment, { id: paymentId }, { refresh: true });
-  if ((payment.status !== 'PROCESSING' && payment.status !== 'CONFIRMING') || payment.blockNumber === null || payment.blockNumber === undefined) return payment;
-  const depth = head - BigInt(payment.blockNumber) + 1n;
-  const confirmations = depth < 0n ? 0 : Number(depth > 1_000_000n ? 1_000_000n : depth);
-  const before = payment.status;
-  payment.confirmations = confirmations;
-  if (confirmations >= payment.requiredConfirmations) {
-    payment.status = 'COMPLETED';
-    payment.completedAt = now;
-  } else if (confirmations > 0) {
-    payment.status = 'CONFIRMING';
-  }
-  payment.updatedAt = now;
-  await em.flush();
-  if (payment.status === 'CONFIRMING' && before !== 'CONFIRMING') await emit(em, payment, 'payment.confirming', now);
-  if (payment.status === 'COMPLETED') {
-    const paid = await em.nativeUpdate(
-      Invoice,
-      { id: payment.invoice.id, status: 'PAYMENT_PENDING' },
-      { status: 'PAID', paidAt: now, updatedAt: now },
-    );
-    await emit(em, payment, 'payment.completed', now);
-    if (paid) {
-      const invoice = await em.findOneOrFail(Invoice, { id: payment.invoice.id }, { refresh: true });
-      await recordEvent(em, { merchantId: payment.merchant.id, type: 'invoice.paid', invoiceId: invoice.id, paymentId: payment.id, data: { invoice: invoiceView(invoice) } }, now);
+export async function applyDepth(em: EntityManager, payment: Payment, ctx: DepthContext): Promise<void> {
+  if (payment.blockNumber === null || payment.blockNumber === undefined) return;
+  const outcome = evaluateDepth({
+    status: payment.status,
+    lastCreditBlock: BigInt(payment.blockNumber),
+    required: payment.requiredConfirmations,
+    at: ctx.at,
+    finalized: ctx.finalized,
+  });
+  const blockNumber = BigInt(payment.blockNumber);
+  for (const step of outcome.steps) {
+    if (step === 'deepened') {
+      // The payment became CONFIRMING at its credit block, with one confirmation.
+      await applyPaymentFact(em, payment, 'deepened', await ctx.timeOf(blockNumber), { confirmations: 1 });
+    } else if (step === 'settled') {
+      await settle(em, payment, await ctx.timeOf(outcome.settledAt!));
     }
   }
-  return payment;
+  if (payment.status !== 'COMPLETED' && payment.confirmations !== outcome.confirmations) {
+    await em.nativeUpdate(Payment, { id: payment.id, status: { $in: [...IN_FLIGHT_PAYMENT_STATUSES] } }, { confirmations: outcome.confirmations, updatedAt: new Date() });
+    await em.refresh(payment);
+  }
+}
+
+/**
+ * COMPLETED at the time the required depth was reached; the invoice PAID (money outranks the clock:
+ * also from OPEN or EXPIRED). payment.completed carries the invoice stub as PAID, then invoice.paid.
+ */
+async function settle(em: EntityManager, payment: Payment, at: Date): Promise<void> {
+  const t = PAYMENT_TRANSITIONS.settled;
+  const changed = await em.nativeUpdate(
+    Payment,
+    { id: payment.id, status: { $in: [...t.from] } },
+    { status: t.to, confirmations: payment.requiredConfirmations, completedAt: at, updatedAt: new Date() },
+  );
+  if (changed === 0) return;
+  await em.refresh(payment);
+  const p = INVOICE_TRANSITIONS.paid;
+  const paid = await em.nativeUpdate(Invoice, { id: payment.invoice.id, status: { $in: [...p.from] } }, { status: p.to, paidAt: at, updatedAt: new Date() });
+  await emitPaymentEvent(em, payment, t.event, at);
+  if (paid) {
+    const invoice = await em.findOneOrFail(Invoice, { id: payment.invoice.id }, { refresh: true });
+    await recordEvent(em, { merchantId: invoice.merchant.id, type: p.event, invoiceId: invoice.id, paymentId: payment.id, data: { invoice: invoiceView(invoice) } }, at);
+  }
 }
 
 /** A reverted transaction: FAILED with metadata.failure_reason; the invoice reopens if it has not expired. */
-export async function failPayment(em: EntityManager, paymentId: string, reason: string, now: Date): Promise<void> {
-  const changed = await em.nativeUpdate(
-    Payment,
-    { id: paymentId, status: { $in: ['PENDING', 'PROCESSING', 'CONFIRMING'] } },
-    { status: 'FAILED', updatedAt: now },
-  );
-  if (!changed) return;
+export async function failPayment(em: EntityManager, paymentId: string, reason: string, at: Date): Promise<void> {
   const payment = await em.findOneOrFail(Payment, { id: paymentId }, { refresh: true });
-  payment.metadata = { ...payment.metadata, failure_reason: reason };
-  await em.flush();
-  await emit(em, payment, 'payment.failed', now);
+  if (!(await applyPaymentFact(em, payment, 'reverted', at, { metadata: { ...payment.metadata, failure_reason: reason } }))) return;
   // No live payment is left: the invoice reopens for another attempt, or expires (docs/expiry.md).
-  await applyExpiry(em, payment.invoice.id, now);
+  await applyExpiry(em, payment.invoice.id, at);
 }

@@ -1,7 +1,8 @@
 import type { FilterQuery } from '@mikro-orm/core';
 import { GatewayError } from '../domain/errors.ts';
-import { Payment, type PaymentStatus } from './entities/payment.entity.ts';
-import { applyExpiry, expiryDue } from './expiry.ts';
+import type { PaymentStatus } from '../domain/lifecycle.ts';
+import { Payment } from './entities/payment.entity.ts';
+import { applyExpiry, closableWindows, expiryDue } from './expiry.ts';
 import type { Database } from './orm.ts';
 import { inTransaction } from './transaction.ts';
 
@@ -16,7 +17,8 @@ export interface ListPaymentsInput {
 /** Newest first; pagination per the spec: page = floor(skip/take)+1, hasMore = skip+take < total. */
 export async function listPayments(db: Database, input: ListPaymentsInput, now = new Date()) {
   // Lazy expiry for the list too: overdue PENDING payments of this point are expired first.
-  const overdue = await db.em().find(Payment, { merchant: input.merchantId, status: 'PENDING', expiresAt: { $lte: now } }, { fields: ['invoice'], limit: 1000 });
+  const em = db.em();
+  const overdue = await em.find(Payment, await closableWindows(em, { merchant: input.merchantId }, now), { fields: ['invoice'], limit: 1000 });
   for (const invoiceId of new Set(overdue.map((p) => p.invoice.id))) await inTransaction(db, (em) => applyExpiry(em, invoiceId, now));
   const where: FilterQuery<Payment> = { merchant: input.merchantId };
   if (input.status) where.status = input.status;

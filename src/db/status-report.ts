@@ -1,8 +1,10 @@
 import { IndexerCursor } from './entities/indexer-cursor.entity.ts';
+import { WebhookAttempt } from './entities/webhook-attempt.entity.ts';
 import { MerchantPoint } from './entities/merchant-point.entity.ts';
 import type { Database } from './orm.ts';
 import { migrationStatus } from './migrate.ts';
 import { countPools, type PoolCount } from './wallet-pool.ts';
+import { offerReport, type AvailabilityContext, type NetworkOffer } from '../daemon/availability.ts';
 
 export interface StatusReport {
   database: { url: string; dialect: string; pendingMigrations: number };
@@ -10,8 +12,29 @@ export interface StatusReport {
   invoices: Record<string, number>;
   payments: Record<string, number>;
   pools: PoolCount[];
-  indexers: { chain: string; network: string; block: string; updatedAt: string; running: boolean; leaseOwner: string | null }[];
+  indexers: {
+    chain: string;
+    network: string;
+    block: string;
+    updatedAt: string;
+    running: boolean;
+    leaseOwner: string | null;
+    /** What the node last said, when the indexer has read it. */
+    head: string | null;
+    lagBlocks: number | null;
+    /** Seconds since the indexer last read the head (null: never). */
+    lastPollAgeSeconds: number | null;
+    lastError: string | null;
+    lastErrorAt: string | null;
+  }[];
+  /** Problems of the last `recentMinutes`: indexer poll failures and failed webhook attempts. */
+  recentErrors: { at: string; source: string; message: string }[];
   webhooks: { pending: number; failed: number; delivered: number; oldestPendingAt: string | null };
+  /**
+   * What buyers are offered, per enabled chain (mainnet, and testnets in use): offered or not, and
+   * why not (docs/checkout.md#what-is-offered). Empty when the report was made without the config.
+   */
+  offers: NetworkOffer[];
   generatedAt: string;
 }
 
@@ -21,8 +44,14 @@ async function countBy(db: Database, table: 'invoice' | 'payment' | 'webhook_del
 }
 
 /** What an operator wants at a glance; read-only, shared by `chaingate status` and its --watch view. */
-export async function statusReport(db: Database, now = new Date()): Promise<StatusReport> {
+export async function statusReport(db: Database, now = new Date(), recentMinutes = 15, offers?: Omit<AvailabilityContext, 'db'>): Promise<StatusReport> {
   const em = db.em();
+  const since = new Date(now.getTime() - recentMinutes * 60_000);
+  const failedAttempts = await em.find(
+    WebhookAttempt,
+    { attemptedAt: { $gte: since }, $or: [{ statusCode: null }, { statusCode: { $lt: 200 } }, { statusCode: { $gte: 300 } }] },
+    { orderBy: { attemptedAt: 'desc' }, limit: 20 },
+  );
   const [{ pending }, merchants, active, invoices, payments, pools, cursors, deliveries] = await Promise.all([
     migrationStatus(db),
     em.count(MerchantPoint, {}),
@@ -33,6 +62,7 @@ export async function statusReport(db: Database, now = new Date()): Promise<Stat
     em.find(IndexerCursor, {}, { orderBy: { chain: 'asc', network: 'asc' } }),
     countBy(db, 'webhook_delivery', 'state'),
   ]);
+  const offered = offers ? await offerReport({ ...offers, db }, now) : [];
   const oldest = await em.execute<{ t: unknown }[]>(`select min(next_attempt_at) as t from webhook_delivery where state = 'PENDING'`);
   const t = oldest[0]?.t;
   return {
@@ -48,13 +78,25 @@ export async function statusReport(db: Database, now = new Date()): Promise<Stat
       updatedAt: c.updatedAt.toISOString(),
       running: Boolean(c.leaseOwner && c.leaseUntil && c.leaseUntil > now),
       leaseOwner: c.leaseOwner ?? null,
+      head: c.headNumber ?? null,
+      lagBlocks: c.headNumber ? Math.max(0, Number(c.headNumber) - Number(c.blockNumber)) : null,
+      lastPollAgeSeconds: c.headSeenAt ? Math.max(0, Math.round((now.getTime() - c.headSeenAt.getTime()) / 1000)) : null,
+      lastError: c.lastError ?? null,
+      lastErrorAt: c.lastErrorAt?.toISOString() ?? null,
     })),
+    recentErrors: [
+      ...cursors
+        .filter((c) => c.lastError && c.lastErrorAt && c.lastErrorAt.getTime() >= since.getTime())
+        .map((c) => ({ at: c.lastErrorAt!.toISOString(), source: `indexer ${c.chain} ${c.network}`, message: c.lastError! })),
+      ...failedAttempts.map((a) => ({ at: a.attemptedAt.toISOString(), source: 'webhook', message: `${a.url ?? '(no url)'}: ${a.statusCode ? `HTTP ${a.statusCode}` : (a.error ?? 'failed').slice(0, 160)}` })),
+    ].sort((a, b) => (a.at < b.at ? 1 : -1)).slice(0, 20),
     webhooks: {
       pending: deliveries.PENDING ?? 0,
       failed: deliveries.FAILED ?? 0,
       delivered: deliveries.DELIVERED ?? 0,
       oldestPendingAt: t === null || t === undefined ? null : new Date(typeof t === 'string' && /^\d+$/.test(t) ? Number(t) : (t as string | number | Date)).toISOString(),
     },
+    offers: offered,
     generatedAt: now.toISOString(),
   };
 }

@@ -1,5 +1,55 @@
-import type { Invoice } from '../db/entities/invoice.entity.ts';
-import type { Payment } from '../db/entities/payment.entity.ts';
+import type { InvoiceStatus, PaymentStatus } from './lifecycle.ts';
+
+// The fields the views read, as plain shapes: the stored entities satisfy them, and the domain
+// depends on nothing in src/db.
+type Nullable<T> = T | null | undefined;
+
+export interface InvoiceRecord {
+  id: string;
+  referenceId: string;
+  orderId: string;
+  description: Nullable<string>;
+  amount: string;
+  currency: string;
+  status: InvoiceStatus;
+  customerEmail?: Nullable<string>;
+  customerName?: Nullable<string>;
+  customerMetadata: unknown;
+  metadata: unknown;
+  returnUrl?: Nullable<string>;
+  cancelUrl?: Nullable<string>;
+  expiresAt: Date;
+  viewedAt?: Nullable<Date>;
+  paidAt?: Nullable<Date>;
+  cancelledAt?: Nullable<Date>;
+  createdAt: Date;
+}
+
+export interface PaymentRecord {
+  id: string;
+  referenceId: string;
+  status: PaymentStatus;
+  blockchain: string;
+  network: string;
+  isTestnet: boolean;
+  cryptoCurrency: string;
+  amount: string;
+  expectedAmount: string;
+  receivedAmount: string;
+  address: string;
+  confirmations: number;
+  requiredConfirmations: number;
+  transactionHash?: Nullable<string>;
+  expiresAt: Date;
+  createdAt: Date;
+  completedAt?: Nullable<Date>;
+  paymentType: string;
+  method: string;
+  metadata: Record<string, unknown>;
+}
+
+type Invoice = InvoiceRecord;
+type Payment = PaymentRecord;
 
 // Wire shapes of the spec's resources. Timestamps are ISO 8601 UTC with milliseconds.
 

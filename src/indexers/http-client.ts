@@ -1,5 +1,14 @@
 import type { Logger } from '../logger.ts';
 import { backoffMs, RpcAborted, sleep } from './retry.ts';
+import { methodOfPath, recordRpcCall } from './rpc-metrics.ts';
+
+function jsonRpcMethod(body: unknown): string {
+  try {
+    return String((JSON.parse(String(body)) as { method?: unknown }).method ?? 'jsonrpc');
+  } catch {
+    return 'jsonrpc';
+  }
+}
 
 /** A REST chain API (Esplora for bitcoin), with the same fault tolerance as the JSON-RPC client. */
 export interface HttpClient {
@@ -11,9 +20,19 @@ export interface HttpClient {
    * object is returned to the caller, who knows which codes mean "nothing there" for its chain.
    */
   jsonRpc<T>(method: string, params: unknown[]): Promise<{ result?: T; error?: { code: number; message: string } }>;
+  /** POST a JSON body to a path; the answer's text, null only for a 404 when `allowNotFound`. */
+  post(path: string, body: unknown, options?: { allowNotFound?: boolean }): Promise<string | null>;
 }
 
-export function createHttpClient(options: { baseUrl: string; timeoutMs: number; log: Logger; signal?: AbortSignal; maxBackoffMs?: number }): HttpClient {
+export function createHttpClient(options: {
+  baseUrl: string;
+  timeoutMs: number;
+  log: Logger;
+  signal?: AbortSignal;
+  maxBackoffMs?: number;
+  /** Sent with every request (a provider's API key header); never logged. */
+  headers?: Record<string, string>;
+}): HttpClient {
   const base = options.baseUrl.replace(/\/+$/, '');
   const maxBackoff = options.maxBackoffMs ?? 30_000;
 
@@ -21,16 +40,27 @@ export function createHttpClient(options: { baseUrl: string; timeoutMs: number; 
     for (let attempt = 0; ; attempt++) {
       if (options.signal?.aborted) throw new RpcAborted('stopping');
       let problem: string;
+      const startedAt = performance.now();
+      const method = init.method === 'POST' && path === '' ? jsonRpcMethod(init.body) : methodOfPath(path);
       try {
-        const res = await fetch(base + path, { ...init, signal: AbortSignal.timeout(options.timeoutMs), redirect: 'error' });
-        if (res.ok) return await read(res);
+        const headers = { ...options.headers, ...(init.headers as Record<string, string> | undefined) };
+        const res = await fetch(base + path, { ...init, headers, signal: AbortSignal.timeout(options.timeoutMs), redirect: 'error' });
+        if (res.ok) {
+          const value = await read(res);
+          recordRpcCall(method, true, startedAt);
+          return value;
+        }
         await res.arrayBuffer().catch(() => undefined);
-        if (res.status === 404 && allowNotFound) return null;
+        if (res.status === 404 && allowNotFound) {
+          recordRpcCall(method, true, startedAt);
+          return null;
+        }
         // 404 is retried too: a node behind a load balancer may not have the block yet.
         problem = `HTTP ${res.status}`;
       } catch (err) {
         problem = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
       }
+      recordRpcCall(method, false, startedAt);
       const delay = backoffMs(attempt, maxBackoff);
       options.log.warn({ path, attempt: attempt + 1, retryInMs: Math.round(delay), error: problem.slice(0, 300) }, 'chain API call failed; retrying');
       await sleep(delay, options.signal);
@@ -50,5 +80,7 @@ export function createHttpClient(options: { baseUrl: string; timeoutMs: number; 
       // A malformed body throws inside read(), which get() treats like any transport fault: retried.
       return (await get('', read, false, { method: 'POST', body, headers: { 'content-type': 'application/json' } }))!;
     },
+    post: (path, body, opts = {}) =>
+      get(path, (r) => r.text(), Boolean(opts.allowNotFound), { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
   };
 }

@@ -3,8 +3,9 @@ import { IndexedBlock } from '../db/entities/indexed-block.entity.ts';
 import { IndexerCursor } from '../db/entities/indexer-cursor.entity.ts';
 import type { Database } from '../db/orm.ts';
 import type { Logger } from '../logger.ts';
-import { RpcAborted, sleep } from './retry.ts';
-import { applyRange, DeepReorgError, LeaseLostError, loadWatchSet, readCursor, rollbackTo, updateConfirmations, type ChainKey } from './ledger.ts';
+import { RpcUnsupportedError } from './evm/rpc.ts';
+import { applyFinality, applyRange, DeepReorgError, hasInFlight, LeaseLostError, loadWatchSet, readCursor, rollbackTo, type ChainKey } from './ledger.ts';
+import { backoffMs, RpcAborted, sleep } from './retry.ts';
 import { ReorgDuringFetch, type BlockRef, type ChainSource } from './source.ts';
 
 export interface IndexerOptions {
@@ -24,10 +25,17 @@ export interface IndexerOptions {
   lateWatchMs?: number;
   /** Second indexer for the same chain and network: wait for the lease (default) or exit. */
   onLeaseHeld?: 'wait' | 'exit';
+  /** Ceiling of the back-off after repeated tick failures. */
+  maxBackoffMs?: number;
 }
 
 export class LeaseHeldError extends Error {
   override readonly name = 'LeaseHeldError';
+}
+
+/** Retrying cannot help (the node lacks a method, serves another chain): stop with one clear line. */
+export class IndexerFatalError extends Error {
+  override readonly name = 'IndexerFatalError';
 }
 
 export interface Indexer {
@@ -66,11 +74,19 @@ export function startIndexer(options: IndexerOptions): Indexer {
     const at = (start > 0n ? await source.blockAt(start - 1n) : null) ?? { number: start - 1n, hash: '0x', parentHash: '0x', timestamp: 0 };
     if (existing) {
       if (existing.leaseOwner && existing.leaseOwner !== owner && existing.leaseUntil && existing.leaseUntil > new Date()) return; // the holder keeps its cursor
-      await db.em().nativeUpdate(IndexerCursor, { id: existing.id }, { blockNumber: at.number.toString(), blockHash: at.hash });
+      await db.em().nativeUpdate(IndexerCursor, { id: existing.id }, { blockNumber: at.number.toString(), blockHash: at.hash, blockTime: at.timestamp ? String(at.timestamp) : null });
       await db.em().nativeDelete(IndexedBlock, { chain: key.chain, network: key.network });
     } else {
       const em = db.em();
-      em.create(IndexerCursor, { chain: key.chain, network: key.network, blockNumber: at.number.toString(), blockHash: at.hash, leaseOwner: null, leaseUntil: null });
+      em.create(IndexerCursor, {
+        chain: key.chain,
+        network: key.network,
+        blockNumber: at.number.toString(),
+        blockHash: at.hash,
+        blockTime: at.timestamp ? String(at.timestamp) : null,
+        leaseOwner: null,
+        leaseUntil: null,
+      });
       try {
         await em.flush();
       } catch {
@@ -79,7 +95,7 @@ export function startIndexer(options: IndexerOptions): Indexer {
     }
     if (at.hash !== '0x') {
       const em = db.em();
-      em.create(IndexedBlock, { chain: key.chain, network: key.network, number: at.number.toString(), hash: at.hash, parentHash: at.parentHash });
+      em.create(IndexedBlock, { chain: key.chain, network: key.network, number: at.number.toString(), hash: at.hash, parentHash: at.parentHash, timestamp: String(at.timestamp) });
       await em.flush();
     }
     log.info({ chain: key.chain, network: key.network, startBlock: (at.number + 1n).toString(), head: head.toString() }, 'indexer cursor initialised');
@@ -117,28 +133,60 @@ export function startIndexer(options: IndexerOptions): Indexer {
     log.warn({ chain: key.chain, network: key.network, from: n.toString(), forkPoint: fork.number.toString(), affectedPayments: affected }, 'reorg: rolled back to the fork point');
   }
 
+  /** What the node said this tick, for status and metrics (and the finality the ledger waits for). */
+  async function recordHead(head: bigint, finalized: bigint | null): Promise<void> {
+    await db.em().nativeUpdate(
+      IndexerCursor,
+      { chain: key.chain, network: key.network, leaseOwner: owner },
+      { headNumber: head.toString(), finalizedNumber: finalized === null ? null : finalized.toString(), headSeenAt: new Date(), lastError: null, lastErrorAt: null },
+    );
+  }
+
+  async function recordError(err: unknown): Promise<void> {
+    const message = (err instanceof Error ? `${err.name}: ${err.message}` : String(err)).slice(0, 255);
+    await db.em().nativeUpdate(IndexerCursor, { chain: key.chain, network: key.network }, { lastError: message, lastErrorAt: new Date() }).catch(() => undefined);
+  }
+
   async function tick(): Promise<boolean> {
     if (!(await acquireLease())) throw new LeaseHeldError('lease lost');
-    await checkReorg();
     const head = await source.head();
+    // Idle polls stay cheap: the tip is re-checked when the chain moved (a tip replaced at the same
+    // height is caught with the next block), and finality is read only when a payment waits for it.
+    const before = BigInt((await readCursor(db, key))!.blockNumber);
+    if (head !== before) await checkReorg();
     const cursor = (await readCursor(db, key))!;
     const next = BigInt(cursor.blockNumber) + 1n;
-    let behind = false;
-    if (next <= head) {
-      const to = next + BigInt(options.maxBlocksPerRange) - 1n < head ? next + BigInt(options.maxBlocksPerRange) - 1n : head;
-      const watch = await loadWatchSet(db, key, options.paymentContract, options.lateWatchMs ?? 7 * 86_400_000);
-      const range = await source.fetchRange(next, to, watch);
-      const tip = await newestStored();
-      if (range.blocks[0] && tip && range.blocks[0].parentHash !== tip.hash) {
-        throw new ReorgDuringFetch(`block ${range.blocks[0].number} does not extend block ${tip.number}`);
-      }
-      const result = await applyRange(db, key, { ...range, windowSize: options.windowSize, leaseOwner: owner, to });
-      if (result.recorded) log.info({ chain: key.chain, network: key.network, from: next.toString(), to: to.toString(), ...result }, 'indexed range');
-      else log.debug({ chain: key.chain, network: key.network, from: next.toString(), to: to.toString() }, 'indexed range');
-      behind = to < head;
+    const waiting = next > head ? await hasInFlight(db, key) : true;
+    const finalized = source.finalized && waiting ? await source.finalized() : null;
+    await recordHead(head, finalized);
+    if (next > head) {
+      // Nothing new to read: finality may still have moved over payments waiting for it.
+      if (finalized !== null) await applyFinality(db, key, { leaseOwner: owner, finalized });
+      return false;
     }
-    await updateConfirmations(db, key, head);
-    return behind;
+    const to = next + BigInt(options.maxBlocksPerRange) - 1n < head ? next + BigInt(options.maxBlocksPerRange) - 1n : head;
+    const chainTime = cursor.blockTime ? new Date(Number(cursor.blockTime) * 1000) : null;
+    const watch = await loadWatchSet(db, key, options.paymentContract, options.lateWatchMs ?? 7 * 86_400_000, chainTime);
+    const range = await source.fetchRange(next, to, watch);
+    const through = range.through !== undefined && range.through < to ? range.through : to;
+    if (through < next) return false; // the reader could not read the first height yet (e.g. not available): wait a poll
+    const tip = await newestStored();
+    if (!range.sparse && range.blocks[0] && tip && range.blocks[0].parentHash !== tip.hash) {
+      throw new ReorgDuringFetch(`block ${range.blocks[0].number} does not extend block ${tip.number}`);
+    }
+    const result = await applyRange(db, key, {
+      from: next,
+      to: through,
+      blocks: range.blocks.filter((b) => b.number <= through),
+      transfers: range.transfers.filter((t) => t.blockNumber <= through),
+      windowSize: options.windowSize,
+      leaseOwner: owner,
+      finalized,
+    });
+    const fields = { chain: key.chain, network: key.network, from: next.toString(), to: through.toString(), ...result };
+    if (result.recorded || result.reorged) log.info(fields, 'indexed range');
+    else log.debug(fields, 'indexed range');
+    return through < head;
   }
 
   const done = (async () => {
@@ -152,24 +200,33 @@ export function startIndexer(options: IndexerOptions): Indexer {
       await sleep(Math.max(1000, leaseMs / 2), signal).catch(() => undefined);
     }
     log.info({ chain: key.chain, network: key.network, owner }, 'indexer started');
+    let failures = 0;
     while (!signal.aborted) {
       let behind = false;
+      let wait = options.pollIntervalMs;
       try {
         behind = await tick();
+        failures = 0;
       } catch (err) {
         if (err instanceof RpcAborted || signal.aborted) break;
-        if (err instanceof DeepReorgError) throw err;
-        if (err instanceof ReorgDuringFetch) {
-          log.warn({ chain: key.chain, err: err.message }, 'chain changed while reading a range; re-checking');
-          continue;
+        if (err instanceof DeepReorgError || err instanceof IndexerFatalError) throw err;
+        if (err instanceof RpcUnsupportedError) {
+          throw new IndexerFatalError(`${key.chain} ${key.network}: the node refuses a method the indexer needs (${err.message}); point the indexer at an endpoint that serves it`);
         }
         if (err instanceof LeaseHeldError || err instanceof LeaseLostError) {
           log.error({ chain: key.chain }, 'lost the indexer lease to another process; stopping');
           throw err;
         }
-        log.error({ err, chain: key.chain }, 'indexer tick failed; retrying');
+        failures++;
+        // Every repeated failure backs off: a flapping node or a chain that keeps changing under
+        // the reader is never hammered in a loop.
+        wait = Math.max(options.pollIntervalMs, backoffMs(failures, options.maxBackoffMs ?? 60_000));
+        await recordError(err);
+        if (err instanceof ReorgDuringFetch) log.warn({ chain: key.chain, err: err.message, failures, retryInMs: Math.round(wait) }, 'chain changed while reading a range; re-checking');
+        else log.error({ err, chain: key.chain, failures, retryInMs: Math.round(wait) }, 'indexer tick failed; retrying');
+        behind = false;
       }
-      if (!behind) await sleep(options.pollIntervalMs, signal).catch(() => undefined);
+      if (!behind) await sleep(wait, signal).catch(() => undefined);
     }
     await db.em().nativeUpdate(IndexerCursor, { chain: key.chain, network: key.network, leaseOwner: owner }, { leaseOwner: null, leaseUntil: null });
     log.info({ chain: key.chain, network: key.network }, 'indexer stopped');

@@ -24,6 +24,8 @@ export interface SeenTransfer {
   /** Payment-contract events carry the payment's externalId. */
   externalId?: string;
   reverted: boolean;
+  /** Why a reverted transfer was not credited, in the chain's own terms (e.g. "bounced: the deposit is not deployed"); recorded as its note. */
+  revertReason?: string;
 }
 
 export interface WatchSet {
@@ -35,10 +37,27 @@ export interface WatchSet {
 export interface RangeResult {
   blocks: BlockRef[];
   transfers: SeenTransfer[];
+  /**
+   * The last height this result covers, when a reader had to stop short of the requested `to`
+   * (e.g. Solana's -32004 above the finalized slot: commit what was read, resume there later).
+   * Absent means the whole range was read.
+   */
+  through?: bigint;
+  /**
+   * The blocks are not every block of the range (a reader that asks per address): they stamp
+   * times only; no parent linkage is checked between them or to the stored tip.
+   */
+  sparse?: boolean;
 }
 
 export interface ChainSource {
   head(): Promise<bigint>;
+  /**
+   * The newest height the node calls final (EVM `finalized` tag, java-tron's solidified block,
+   * Solana's finalized slot, TON's masterchain-committed block), or null where the chain or the
+   * node has no such signal. Completion waits for it, with the confirmation count as a floor.
+   */
+  finalized?(): Promise<bigint | null>;
   /** The canonical block at that height, or null when the chain is not that long (any more). */
   blockAt(n: bigint): Promise<BlockRef | null>;
   fetchRange(from: bigint, to: bigint, watch: WatchSet): Promise<RangeResult>;

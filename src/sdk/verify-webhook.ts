@@ -30,8 +30,11 @@ export type VerifyWebhookResult = { ok: true; timestamp: number } | { ok: false;
 
 export class WebhookVerificationError extends Error {
   override readonly name = 'WebhookVerificationError';
-  constructor(readonly reason: VerifyWebhookFailure) {
+  readonly reason: VerifyWebhookFailure;
+
+  constructor(reason: VerifyWebhookFailure) {
     super(`webhook signature ${reason === 'missing' ? 'is missing' : reason === 'malformed' ? 'is malformed' : reason === 'expired' ? 'is outside the time tolerance' : 'does not match'}`);
+    this.reason = reason;
   }
 }
 
@@ -43,6 +46,20 @@ export function webhookSignatureHex(apiSecret: string, t: number | string, rawBo
 /** The X-Webhook-Signature header value for a body sent at unix time t. */
 export function signWebhookPayload(apiSecret: string, t: number, rawBody: string | Uint8Array): string {
   return `t=${t},v1=${webhookSignatureHex(apiSecret, t, rawBody)}`;
+}
+
+/**
+ * The apiSecret in the form Standard Webhooks libraries take (`whsec_` + base64 of its bytes):
+ * `new Webhook(standardWebhookSecret(apiSecret)).verify(rawBody, headers)` with the
+ * `standardwebhooks` package (or any other implementation of https://www.standardwebhooks.com).
+ */
+export function standardWebhookSecret(apiSecret: string): string {
+  return `whsec_${Buffer.from(apiSecret, 'utf8').toString('base64')}`;
+}
+
+/** The `webhook-signature` header of Standard Webhooks: v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">. */
+export function standardWebhookSignature(apiSecret: string, id: string, timestamp: number, rawBody: string | Uint8Array): string {
+  return `v1,${createHmac('sha256', Buffer.from(apiSecret, 'utf8')).update(`${id}.${timestamp}.`, 'utf8').update(rawBody).digest('base64')}`;
 }
 
 function single(value: string | string[] | null | undefined): string | undefined {

@@ -89,7 +89,8 @@ for (const dialect of DIALECTS) {
         assert.equal(await slotText(b, 'fiat'), '$25.00');
         assert.ok((await page.locator('.description').textContent())?.includes('Two ceramic mugs'));
         assert.match((await slotText(b, 'invoice-timer')) ?? '', /^This invoice expires in (1:00:00|59:\d\d)$/);
-        assert.equal(await page.locator('[data-slot="chains"] input').count(), 11);
+        // Only chains that can work are offered: ethereum is the one with a free deposit address.
+        assert.deepEqual(await page.locator('[data-slot="chains"] input').evaluateAll((els) => els.map((e: any) => e.value)), ['ethereum']);
         assert.ok(await page.locator('[data-slot="continue"]').isDisabled(), 'nothing chosen yet');
         assert.ok(await page.locator('[data-slot="wallet-start"]').isHidden(), 'no wallet, no wallet button');
         assert.match((await d.signed('GET', `/api/v1/invoices/${inv.id}`)).json.data.viewedAt ?? '', /Z$/, 'the page read the invoice through the API');
@@ -153,6 +154,61 @@ for (const dialect of DIALECTS) {
 }
 
 const USDT_ADDRESS = '0xdAC17F958D2ee523a2206206994597C13D831ec7';
+
+/** A fake EIP-1193 wallet in the page, answered from here: it records what the page asks for. */
+async function installFakeWallet(b: TestBrowser, startChainId: string) {
+  const wallet = {
+    chainId: startChainId,
+    sent: [] as { from: string; to: string; data: string; value?: string }[],
+    calls: [] as string[],
+    /** What the page said while asking the wallet to switch networks. */
+    switchPrompts: [] as string[],
+  };
+  await b.page.exposeFunction('__wallet', async (method: string, params: unknown[]) => {
+    wallet.calls.push(method);
+    switch (method) {
+      case 'eth_requestAccounts':
+      case 'eth_accounts':
+        return [BUYER];
+      case 'eth_chainId':
+        return wallet.chainId;
+      case 'net_version':
+        return String(Number(wallet.chainId));
+      case 'wallet_switchEthereumChain':
+        wallet.switchPrompts.push((await b.page.locator('[data-slot="wallet-status"]').textContent()) ?? '');
+        wallet.chainId = (params[0] as { chainId: string }).chainId;
+        return null;
+      case 'eth_call':
+        return `0x${'0'.repeat(64)}`; // allowance(): nothing approved yet
+      case 'eth_estimateGas':
+        return '0x30d40';
+      case 'eth_blockNumber':
+        return '0x10';
+      case 'eth_sendTransaction':
+        wallet.sent.push(params[0] as (typeof wallet.sent)[number]);
+        return `0x${String(wallet.sent.length).padStart(64, '0')}`;
+      case 'eth_getTransactionReceipt':
+        return { status: '0x1', transactionHash: params[0], blockNumber: '0x10' };
+      default:
+        return { __error: { code: -32601, message: `unsupported ${method}` } };
+    }
+  });
+  await b.context.addInitScript(() => {
+    const w = window as unknown as { ethereum: unknown; __wallet(method: string, params: unknown[]): Promise<unknown> };
+    w.ethereum = {
+      async request({ method, params }: { method: string; params?: unknown[] }) {
+        const result = (await w.__wallet(method, params ?? [])) as { __error?: { code: number; message: string } } | null;
+        if (result && typeof result === 'object' && '__error' in result && result.__error) {
+          throw Object.assign(new Error(result.__error.message), { code: result.__error.code });
+        }
+        return result;
+      },
+      on() {},
+      removeListener() {},
+    };
+  });
+  return wallet;
+}
 
 describe('hosted page in Chromium: expiry, keyboard, phone, wallet', { skip: skipWithoutChromium() }, () => {
   test('at zero the address disappears for an "expired — start again" state, which starts over', async (t) => {
@@ -234,9 +290,47 @@ describe('hosted page in Chromium: expiry, keyboard, phone, wallet', { skip: ski
     });
   });
 
+  test('a testnet payment is labelled, polled and paid on its own network, never mainnet', async (t) => {
+    // Ethereum mainnet is offered too (a free address), so a mainnet fallback would show.
+    const d = await startTestDaemon(t, 'sqlite', { chains: { ethereum: { mainnet: { blockTimeMs: 1000 }, testnet: { blockTimeMs: 1000, paymentContract: CONTRACT, treasury: TREASURY } } } });
+    const shop = await startShop(t);
+    await d.seedPool('ethereum', evmAddresses(1, 76));
+    await d.seedPool('ethereum', evmAddresses(2, 77), true);
+    const direct = await newInvoice(d, shop);
+    const co = await d.signed('POST', `/api/v1/invoices/${direct.id}/checkout`, { blockchain: 'ethereum', cryptoCurrency: 'ETH', testnet: true });
+    assert.equal(co.status, 201, co.text);
+    // A contract (web3) payment on the testnet: the gateway opens direct ones, so this one is made by hand.
+    const viaWallet = await newInvoice(d, shop);
+    const co2 = await d.signed('POST', `/api/v1/invoices/${viaWallet.id}/checkout`, { blockchain: 'ethereum', cryptoCurrency: 'ETH', testnet: true });
+    await d.common.db.em().nativeUpdate(Payment, { id: co2.json.data.payment.id }, {
+      paymentType: 'SMART_CONTRACT', method: 'web3', address: TREASURY, contractAddress: CONTRACT,
+      externalId: `0x${'12'.repeat(32)}`, externalIdUuid: '12121212-1212-4212-9212-121212121212',
+    });
+    const b = await openBrowser(t, { allowedOrigins: [d.url, shop] });
+    const wallet = await installFakeWallet(b, '0x1');
+    await inBrowser(b, 'testnet-label', async () => {
+      await b.page.goto(`${d.url}/i/${direct.id}`);
+      await visible(b, 'pay');
+      assert.equal(await slotText(b, 'network-name'), 'Network: Ethereum Sepolia testnet');
+      assert.doesNotMatch((await slotText(b, 'network-warning')) ?? '', /mainnet/);
+
+      await b.page.goto(`${d.url}/i/${viaWallet.id}`);
+      await visible(b, 'wallet');
+      assert.equal(await slotText(b, 'wallet-network-name'), 'Network: Ethereum Sepolia testnet');
+      await b.page.getByRole('button', { name: 'Connect wallet and pay' }).click();
+      await b.page.waitForSelector('[data-slot="wallet-tx"]:not([hidden])');
+      assert.deepEqual(wallet.switchPrompts, ['Switching your wallet to Ethereum Sepolia testnet…'], 'the wallet prompt names the testnet');
+      assert.equal(wallet.chainId, '0xaa36a7', 'the wallet was switched to Sepolia, not mainnet');
+      assert.equal(wallet.sent.length, 1);
+      assert.equal(wallet.sent[0]!.to.toLowerCase(), CONTRACT.toLowerCase());
+      assertClean(b, [d.url, shop]);
+    });
+  });
+
   test('keyboard only: choose with Tab, arrows and Space, continue with Enter', async (t) => {
     const d = await startTestDaemon(t, 'sqlite');
     const shop = await startShop(t);
+    await d.seedPool('ethereum', evmAddresses(1, 76));
     await d.seedPool('polygon', evmAddresses(1, 77));
     const inv = await newInvoice(d, shop);
     const b = await openBrowser(t, { allowedOrigins: [d.url, shop] });
@@ -266,56 +360,14 @@ describe('hosted page in Chromium: expiry, keyboard, phone, wallet', { skip: ski
 
   test('pay with a browser wallet: switch chain, approve the token, call PaymentGateway.pay', async (t) => {
     const d = await startTestDaemon(t, 'sqlite', { chains: { ethereum: { mainnet: { paymentContract: CONTRACT, treasury: TREASURY, blockTimeMs: 1000 } } } });
+    await d.seedPool('ethereum', evmAddresses(1, 78));
+    await d.seedPool('polygon', evmAddresses(1, 79));
     const shop = await startShop(t);
     const b = await openBrowser(t, { allowedOrigins: [d.url, shop] });
     const { page } = b;
 
-    // A fake EIP-1193 wallet in the page, answered from here: it records what the page asks for.
-    const sent: { from: string; to: string; data: string; value?: string }[] = [];
-    const calls: string[] = [];
-    let chainId = '0x89';
-    await page.exposeFunction('__wallet', (method: string, params: unknown[]) => {
-      calls.push(method);
-      switch (method) {
-        case 'eth_requestAccounts':
-        case 'eth_accounts':
-          return [BUYER];
-        case 'eth_chainId':
-          return chainId;
-        case 'net_version':
-          return String(Number(chainId));
-        case 'wallet_switchEthereumChain':
-          chainId = (params[0] as { chainId: string }).chainId;
-          return null;
-        case 'eth_call':
-          return `0x${'0'.repeat(64)}`; // allowance(): nothing approved yet
-        case 'eth_estimateGas':
-          return '0x30d40';
-        case 'eth_blockNumber':
-          return '0x10';
-        case 'eth_sendTransaction':
-          sent.push(params[0] as (typeof sent)[number]);
-          return `0x${String(sent.length).padStart(64, '0')}`;
-        case 'eth_getTransactionReceipt':
-          return { status: '0x1', transactionHash: params[0], blockNumber: '0x10' };
-        default:
-          return { __error: { code: -32601, message: `unsupported ${method}` } };
-      }
-    });
-    await b.context.addInitScript(() => {
-      const w = window as unknown as { ethereum: unknown; __wallet(method: string, params: unknown[]): Promise<unknown> };
-      w.ethereum = {
-        async request({ method, params }: { method: string; params?: unknown[] }) {
-          const result = (await w.__wallet(method, params ?? [])) as { __error?: { code: number; message: string } } | null;
-          if (result && typeof result === 'object' && '__error' in result && result.__error) {
-            throw Object.assign(new Error(result.__error.message), { code: result.__error.code });
-          }
-          return result;
-        },
-        on() {},
-        removeListener() {},
-      };
-    });
+    const wallet = await installFakeWallet(b, '0x89');
+    const { sent, calls } = wallet;
     const gateway = new Interface(JSON.parse(readFileSync(new URL('../../contracts/build/PaymentGateway.json', import.meta.url), 'utf8')).abi);
     const erc20 = new Interface(['function approve(address spender, uint256 amount) returns (bool)']);
 
@@ -335,7 +387,8 @@ describe('hosted page in Chromium: expiry, keyboard, phone, wallet', { skip: ski
       await shot(b, 'wallet-1');
       await page.getByRole('button', { name: 'Connect wallet and pay' }).click();
       await page.waitForSelector('[data-slot="wallet-tx"]:not([hidden])');
-      assert.equal(chainId, '0x1', 'the wallet was switched to Ethereum mainnet');
+      assert.equal(wallet.chainId, '0x1', 'the wallet was switched to Ethereum mainnet');
+      assert.deepEqual(wallet.switchPrompts, ['Switching your wallet to Ethereum mainnet…']);
       assert.equal(sent.length, 1);
       const payment = (await d.plain('GET', `/checkout/api/v1/invoices/${native.id}/status`)).json.data.paymentId;
       const p = (await d.plain('GET', `/checkout/api/v1/payments/${payment}/status`)).json.data;
@@ -357,7 +410,7 @@ describe('hosted page in Chromium: expiry, keyboard, phone, wallet', { skip: ski
 
       // A token: approve the contract first, then pay with msg.value 0.
       sent.length = 0;
-      chainId = '0x1';
+      wallet.chainId = '0x1';
       const token = await newInvoice(d, shop);
       await page.goto(`${d.url}/i/${token.id}`);
       await visible(b, 'choose');

@@ -1,8 +1,12 @@
-import { openCommon, type Common } from '../../src/cli/context.ts';
+import { openCommon } from '../../src/cli/context.ts';
+import type { Common } from '../../src/common.ts';
 import { createMerchant } from '../../src/db/merchants.ts';
 import { startDaemon, type Daemon } from '../../src/daemon/serve.ts';
 import { signRequest } from '../../src/sdk/sign-request.ts';
 import { WalletAddress } from '../../src/db/entities/wallet-address.entity.ts';
+import { IndexerCursor } from '../../src/db/entities/indexer-cursor.entity.ts';
+import { getNetwork } from '../../src/chains/registry.ts';
+import { newId } from '../../src/domain/ids.ts';
 import { createTestDatabase, type DialectName } from './databases.ts';
 
 export interface TestMerchant {
@@ -22,6 +26,11 @@ export interface TestDaemon {
   /** An unsigned request (checkout surface, or to test auth failures). */
   plain(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse>;
   seedPool(chain: string, addresses: string[], isTestnet?: boolean): Promise<void>;
+  /**
+   * Writes the indexer cursor of a chain's network as an indexer would after a poll at `at` (default
+   * now), for tests that turn the indexer check on (`checkout.indexerStaleAfterSeconds`).
+   */
+  markIndexed(chain: string, options?: { testnet?: boolean; at?: Date; lastError?: string | null }): Promise<void>;
 }
 
 export interface SignedOptions {
@@ -40,7 +49,18 @@ export interface ApiResponse {
   json: any;
 }
 
-const TEST_MASTER_KEY = 't'.repeat(64);
+export const TEST_MASTER_KEY = 't'.repeat(64);
+
+/**
+ * What every test daemon starts with. Most tests open payments without running an indexer, so the
+ * indexer check is off (`indexerStaleAfterSeconds: null`) and availability is never cached; tests of
+ * "offer only what can work" turn the check on with their own `checkout` override and `markIndexed`.
+ */
+export const TEST_DAEMON_DEFAULTS = {
+  rateLimit: { enabled: false },
+  webhooks: { allowPrivateNetworks: true },
+  checkout: { indexerStaleAfterSeconds: null, availabilityCacheMs: 0 },
+};
 
 /** A daemon on a fresh database of the dialect, on 127.0.0.1 and a free port; stopped by t.after. */
 export async function startTestDaemon(
@@ -50,8 +70,8 @@ export async function startTestDaemon(
 ): Promise<TestDaemon> {
   const tdb = await createTestDatabase(dialect);
   const common = await openCommon({
-    env: { CHAINGATE_DATABASE_URL: tdb.url, CHAINGATE_MASTER_KEY: TEST_MASTER_KEY, CHAINGATE_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', CHAINGATE_PORT: '0' },
-    overrides: { rateLimit: { enabled: false }, webhooks: { allowPrivateNetworks: true }, ...overrides },
+    env: { CHAINGATE_DATABASE_URL: tdb.url, CHAINGATE_MASTER_KEY: TEST_MASTER_KEY, CHAINGATE_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', CHAINGATE_PORT: '0', CHAINGATE_METRICS_PORT: '0' },
+    overrides: { ...TEST_DAEMON_DEFAULTS, ...overrides },
     skipMigrationCheck: true,
   });
   const { migrate } = await import('../../src/db/migrate.ts');
@@ -117,6 +137,16 @@ export async function startTestDaemon(
         em.create(WalletAddress, { chain, isTestnet, address, source: 'test', derivationIndex: i, paymentId: null, leasedAt: null }),
       );
       await em.flush();
+    },
+    async markIndexed(chain, options = {}) {
+      const network = getNetwork(daemon.deps.registry, chain, options.testnet ?? false);
+      const at = options.at ?? new Date();
+      const em = common.db.em();
+      const fields = { headSeenAt: at, updatedAt: at, headNumber: '100', lastError: options.lastError ?? null, lastErrorAt: options.lastError ? at : null };
+      const updated = await em.nativeUpdate(IndexerCursor, { chain: network.chain, network: network.network }, fields);
+      if (updated === 0) {
+        await em.insert(IndexerCursor, { id: newId(), chain: network.chain, network: network.network, blockNumber: '100', blockHash: `0x${'ab'.repeat(32)}`, leaseOwner: null, leaseUntil: null, blockTime: null, finalizedNumber: null, ...fields });
+      }
     },
   };
 }

@@ -3,12 +3,16 @@ import { randomBytes } from 'node:crypto';
 import * as bitcoin from 'bitcoinjs-lib';
 import { listenLocal } from './local-server.ts';
 
-// A bitcoin chain behind the Esplora REST API (the protocol of mempool.space, Blockstream and
-// electrs): real serialized blocks and transactions built with bitcoinjs-lib, served over HTTP on
-// 127.0.0.1. Signatures are absent (nothing here validates scripts), everything else is genuine.
+// A regtest bitcoin chain behind two real protocols: the Esplora REST API (mempool.space,
+// Blockstream, electrs) and Bitcoin Core's JSON-RPC (POST /, Basic auth, {"result","error","id"}
+// with HTTP 500 on an RPC error, as bitcoind answers JSON-RPC 1.0 requests). Blocks are real
+// serialized blocks built with bitcoinjs-lib and mined for real against regtest's target (0x207fffff,
+// about two hashes a block); signatures are absent (nothing here validates scripts). Invalid blocks
+// (a wrong merkle root, no proof of work, bits the chain does not demand) can be mined on purpose.
 
+/** Bitcoin Core's regtest genesis block header (src/kernel/chainparams.cpp CRegTestParams). */
 const GENESIS_HEADER =
-  '0100000000000000000000000000000000000000000000000000000000000000000000003ba3edfd7a7b12b27ac72c3e67768f617fc81bc3888a51323a9fb8aa4b1e5e4a29ab5f49ffff001d1dac2b7c';
+  '0100000000000000000000000000000000000000000000000000000000000000000000003ba3edfd7a7b12b27ac72c3e67768f617fc81bc3888a51323a9fb8aa4b1e5e4adae5494dffff7f2002000000';
 
 interface SimBlock {
   hash: string;
@@ -26,7 +30,7 @@ export interface EsploraSim {
   url: string;
   height(): number;
   /** Mines one block; each inner list becomes one transaction paying those outputs. Returns the txids. */
-  mine(txs?: Payout[][]): string[];
+  mine(txs?: Payout[][], flaw?: 'merkle' | 'pow' | 'bits'): string[];
   mineEmpty(count: number): void;
   /** Drops the top `depth` blocks (a reorg; mine again to build the competing branch). */
   rewind(depth: number): void;
@@ -35,8 +39,8 @@ export interface EsploraSim {
   close(): Promise<void>;
 }
 
-export async function startEsploraSim(options: { network?: bitcoin.Network; seed?: number } = {}): Promise<EsploraSim> {
-  const network = options.network ?? bitcoin.networks.bitcoin;
+export async function startEsploraSim(options: { seed?: number; rpcAuth?: { user: string; password: string } } = {}): Promise<EsploraSim> {
+  const network = bitcoin.networks.regtest;
   const genesis = bitcoin.Block.fromHex(GENESIS_HEADER);
   const chain: SimBlock[] = [{ hash: genesis.getId(), header: GENESIS_HEADER, raw: null, timestamp: genesis.timestamp }];
   let faultRate = 0;
@@ -52,7 +56,7 @@ export async function startEsploraSim(options: { network?: bitcoin.Network; seed
     return tx;
   }
 
-  function mine(txs: Payout[][] = []): string[] {
+  function mine(txs: Payout[][] = [], flaw?: 'merkle' | 'pow' | 'bits'): string[] {
     const prev = chain[chain.length - 1]!;
     const height = chain.length;
     const transactions = [coinbase(height)];
@@ -67,17 +71,65 @@ export async function startEsploraSim(options: { network?: bitcoin.Network; seed
     block.prevHash = Uint8Array.from(Buffer.from(prev.hash, 'hex').reverse());
     block.merkleRoot = bitcoin.Block.calculateMerkleRoot(transactions);
     block.timestamp = Math.max(prev.timestamp + 1, Math.floor(Date.now() / 1000));
-    block.bits = 0x207fffff;
-    block.nonce = height;
+    // 'bits': a block that really meets its own target, but a target regtest never demands (it has no
+    // retargeting: every block carries its parent's 0x207fffff).
+    block.bits = flaw === 'bits' ? 0x2000ffff : 0x207fffff;
     block.transactions = transactions;
+    if (flaw === 'merkle') block.transactions = [...transactions, coinbase(height + 1_000_000)]; // a transaction the header does not commit to
+    // Real mining at regtest difficulty; or, for 'pow', a nonce whose hash misses the target.
+    for (block.nonce = 0; block.checkProofOfWork() === (flaw === 'pow'); block.nonce++);
     const raw = Buffer.from(block.toBuffer());
     chain.push({ hash: block.getId(), header: raw.subarray(0, 80).toString('hex'), raw, timestamp: block.timestamp });
     return transactions.slice(1).map((t) => t.getId());
   }
 
   const byHash = () => new Map(chain.map((b) => [b.hash, b]));
+  const rawOf = (b: SimBlock) => b.raw ?? Buffer.from(b.header, 'hex');
+
+  /** Bitcoin Core JSON-RPC 1.0 (src/rpc/server.cpp, httprpc.cpp): the methods the indexer calls. */
+  function core(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse, body: string): void {
+    const expected = options.rpcAuth ? `Basic ${Buffer.from(`${options.rpcAuth.user}:${options.rpcAuth.password}`).toString('base64')}` : null;
+    if (expected && req.headers.authorization !== expected) return void res.writeHead(401, { 'www-authenticate': 'Basic realm="jsonrpc"' }).end();
+    let call: { id?: unknown; method?: string; params?: unknown[] };
+    try {
+      call = JSON.parse(body) as typeof call;
+    } catch {
+      return void res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ result: null, error: { code: -32700, message: 'Parse error' }, id: null }));
+    }
+    const reply = (result: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(`${JSON.stringify({ result, error: null, id: call.id })}\n`);
+    const fail = (status: number, code: number, message: string) =>
+      res.writeHead(status, { 'content-type': 'application/json' }).end(`${JSON.stringify({ result: null, error: { code, message }, id: call.id })}\n`);
+    const p = call.params ?? [];
+    switch (call.method) {
+      case 'getblockcount':
+        return void reply(chain.length - 1);
+      case 'getblockhash': {
+        const b = typeof p[0] === 'number' ? chain[p[0]] : undefined;
+        return void (b ? reply(b.hash) : fail(500, -8, 'Block height out of range'));
+      }
+      case 'getblockheader': {
+        const b = byHash().get(String(p[0]));
+        if (!b) return void fail(500, -5, 'Block not found');
+        return void (p[1] === false ? reply(b.header) : fail(500, -8, 'only verbose=false is served here'));
+      }
+      case 'getblock': {
+        const b = byHash().get(String(p[0]));
+        if (!b) return void fail(500, -5, 'Block not found');
+        return void (p[1] === 0 ? reply(rawOf(b).toString('hex')) : fail(500, -8, 'only verbosity 0 is served here'));
+      }
+      default:
+        return void fail(404, -32601, 'Method not found');
+    }
+  }
+
   const server: Server = createServer((req, res) => {
     stats.requests++;
+    if (req.method === 'POST') {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => core(req, res, Buffer.concat(chunks).toString()));
+      return;
+    }
     if (random() < faultRate) {
       stats.faults++;
       const fault = Math.floor(random() * 4);
@@ -95,9 +147,9 @@ export async function startEsploraSim(options: { network?: bitcoin.Network; seed
     }
     if ((m = /^\/block\/([0-9a-f]{64})\/(header|raw)$/.exec(url))) {
       const b = byHash().get(m[1]!);
-      if (!b || (m[2] === 'raw' && !b.raw)) return void res.writeHead(404).end('Block not found');
+      if (!b) return void res.writeHead(404).end('Block not found');
       if (m[2] === 'header') return void res.writeHead(200, { 'content-type': 'text/plain' }).end(b.header);
-      return void res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(b.raw);
+      return void res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(rawOf(b));
     }
     res.writeHead(404).end('not found');
   });
@@ -106,7 +158,7 @@ export async function startEsploraSim(options: { network?: bitcoin.Network; seed
     url: local.url,
     height: () => chain.length - 1,
     mine,
-    mineEmpty: (count) => {
+    mineEmpty: (count: number) => {
       for (let i = 0; i < count; i++) mine();
     },
     rewind: (depth) => {

@@ -5,13 +5,16 @@ import { ObservedTransfer } from '../../src/db/entities/observed-transfer.entity
 import { checkoutInvoice } from '../../src/daemon/checkout.ts';
 import { startTestDaemon, type TestDaemon } from './daemon.ts';
 import type { DialectName } from './databases.ts';
-import { deployFixtures, type EvmFixtures } from './evm-fixtures.ts';
-import { startHardhatNode, type HardhatNode } from './hardhat-node.ts';
+import { deployFixtures, type EvmFixtures } from '../../src/devnet/evm-fixtures.ts';
+import { startHardhatNode, type HardhatNode } from '../../src/devnet/hardhat-node.ts';
 import { spawnIndexer, waitFor, writeConfigFile, type IndexerProcess } from './indexer-process.ts';
 
 /** A Hardhat chain posing as ethereum mainnet, its fixtures, a daemon and the env to run real indexers. */
 export interface EvmWorld {
   node: HardhatNode;
+  /** The chain config the indexers get (for writing variants of the config file). */
+  chains: Record<string, unknown>;
+  indexerConfig: Record<string, unknown>;
   fx: EvmFixtures;
   d: TestDaemon;
   env: Record<string, string>;
@@ -28,7 +31,7 @@ export const REQUIRED_CONFIRMATIONS = 3;
 
 export async function startEvmWorld(
   t: { after(fn: () => Promise<void> | void): void },
-  options: { dialect: DialectName; traces?: boolean; rpcUrl?: (nodeUrl: string) => Promise<string>; indexer?: Record<string, unknown>; daemon?: Record<string, unknown> },
+  options: { dialect: DialectName; traces?: boolean; confirmations?: number; blockTimeMs?: number; rpcUrl?: (nodeUrl: string) => Promise<string>; indexer?: Record<string, unknown>; daemon?: Record<string, unknown> },
 ): Promise<EvmWorld> {
   const node = await startHardhatNode({ chainId: 1 });
   t.after(() => node.stop());
@@ -37,8 +40,8 @@ export async function startEvmWorld(
     ethereum: {
       mainnet: {
         rpcUrl: options.rpcUrl ? await options.rpcUrl(node.url) : node.url,
-        confirmations: REQUIRED_CONFIRMATIONS,
-        blockTimeMs: 1000,
+        confirmations: options.confirmations ?? REQUIRED_CONFIRMATIONS,
+        blockTimeMs: options.blockTimeMs ?? 1000,
         traces: options.traces ?? false,
         tokens: { USDC: { address: fx.addresses.usdc, decimals: 6 }, USDT: { address: fx.addresses.usdt, decimals: 6 } },
         paymentContract: fx.addresses.gateway,
@@ -48,7 +51,7 @@ export async function startEvmWorld(
   };
   const indexer = { minPollMs: 200, maxBlocksPerRange: 20, leaseSeconds: 5, rpcTimeoutMs: 2000, ...options.indexer };
   const d = await startTestDaemon(t, options.dialect, { chains, indexer, ...options.daemon });
-  const env = {
+  const env: Record<string, string> = {
     CHAINGATE_DATABASE_URL: d.common.config.database.url,
     CHAINGATE_MASTER_KEY: 't'.repeat(64),
     CHAINGATE_CONFIG: writeConfigFile({ chains, indexer }),
@@ -60,6 +63,8 @@ export async function startEvmWorld(
   const em = () => d.common.db.em();
   const world: EvmWorld = {
     node,
+    chains,
+    indexerConfig: indexer,
     fx,
     d,
     env,

@@ -14,12 +14,19 @@ export interface RpcProxyOptions {
   seed?: number;
   /** Refuse eth_getLogs spanning more blocks than this, as hosted providers do. */
   maxLogRange?: number;
+  /** Methods answered as geth answers a disabled method (-32601 "… does not exist/is not available"). */
+  refuseMethods?: string[];
+  /** Answers a call with this JSON-RPC error object instead of forwarding it (e.g. geth's -32000 "finalized block not found"). */
+  errorFor?: (method: string, params: unknown[]) => { code: number; message: string } | undefined;
+  /** Replaces a result before it is sent back (return undefined to keep it): wrong shapes, forks. */
+  rewrite?: (method: string, params: unknown[], result: unknown) => unknown;
 }
 
 export interface RpcProxy {
   url: string;
-  stats: { requests: number; faults: Record<string, number> };
+  stats: { requests: number; faults: Record<string, number>; methods: Record<string, number> };
   setFaultRate(rate: number): void;
+  setRefused(methods: string[]): void;
   close(): Promise<void>;
 }
 
@@ -32,7 +39,8 @@ export async function startRpcProxy(options: RpcProxyOptions): Promise<RpcProxy>
   };
   let faultRate = options.faultRate ?? 0;
   const faults = options.faults ?? ['429', '500', 'timeout', 'garbage', 'null', 'reset'];
-  const stats = { requests: 0, faults: {} as Record<string, number> };
+  const stats = { requests: 0, faults: {} as Record<string, number>, methods: {} as Record<string, number> };
+  let refused = new Set(options.refuseMethods ?? []);
   const target = new URL(options.target);
 
   const server: Server = createServer((req, res) => {
@@ -41,7 +49,25 @@ export async function startRpcProxy(options: RpcProxyOptions): Promise<RpcProxy>
     req.on('end', () => {
       stats.requests++;
       const body = Buffer.concat(chunks);
+      let call: { id?: unknown; method?: string; params?: unknown[] } = {};
+      try {
+        call = JSON.parse(body.toString()) as typeof call;
+      } catch {
+        /* not JSON: passed through as is */
+      }
+      if (call.method) stats.methods[call.method] = (stats.methods[call.method] ?? 0) + 1;
       const go = () => {
+        if (call.method && refused.has(call.method)) {
+          res.writeHead(200, { 'content-type': 'application/json' }).end(
+            JSON.stringify({ jsonrpc: '2.0', id: call.id, error: { code: -32601, message: `the method ${call.method} does not exist/is not available` } }),
+          );
+          return;
+        }
+        const error = call.method ? options.errorFor?.(call.method, call.params ?? []) : undefined;
+        if (error) {
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: call.id, error }));
+          return;
+        }
         if (options.maxLogRange) {
           try {
             const call = JSON.parse(body.toString()) as { id?: unknown; method?: string; params?: { fromBlock?: string; toBlock?: string }[] };
@@ -91,8 +117,19 @@ export async function startRpcProxy(options: RpcProxyOptions): Promise<RpcProxy>
         const upstream = httpRequest(
           { host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': body.length } },
           (up) => {
-            res.writeHead(up.statusCode ?? 502, { 'content-type': up.headers['content-type'] ?? 'application/json' });
-            up.pipe(res);
+            if (!options.rewrite || !call.method) {
+              res.writeHead(up.statusCode ?? 502, { 'content-type': up.headers['content-type'] ?? 'application/json' });
+              up.pipe(res);
+              return;
+            }
+            const parts: Buffer[] = [];
+            up.on('data', (c: Buffer) => parts.push(c));
+            up.on('end', () => {
+              const answer = JSON.parse(Buffer.concat(parts).toString()) as { result?: unknown };
+              const replaced = 'result' in answer ? options.rewrite!(call.method!, call.params ?? [], answer.result) : undefined;
+              if (replaced !== undefined) answer.result = replaced;
+              res.writeHead(up.statusCode ?? 502, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+            });
           },
         );
         upstream.on('error', () => res.destroy());
@@ -108,6 +145,9 @@ export async function startRpcProxy(options: RpcProxyOptions): Promise<RpcProxy>
     stats,
     setFaultRate: (rate) => {
       faultRate = rate;
+    },
+    setRefused: (methods) => {
+      refused = new Set(methods);
     },
     close: local.close,
   };

@@ -14,7 +14,7 @@ export interface ServeProcess {
 export async function spawnServe(env: Record<string, string>): Promise<ServeProcess> {
   const base: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('CHAINGATE_')) base[k] = v;
-  const child = spawn(process.execPath, [BIN, 'serve'], { env: { ...base, CHAINGATE_PORT: '0', CHAINGATE_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'serve'], { env: { ...base, CHAINGATE_PORT: '0', CHAINGATE_METRICS_PORT: '0', CHAINGATE_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   trackChild(child);
   let out = '';
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));

@@ -3,14 +3,23 @@ import { randomBytes } from 'node:crypto';
 import { encodeBase58 } from '../../src/chains/base58check.ts';
 import { listenLocal } from './local-server.ts';
 
-// A Solana cluster behind its JSON-RPC API (getGenesisHash, getSlot, getBlock with
-// transactionDetails full|none, encoding json), serving blocks in the shape validators return:
-// account keys, lamport balances before and after, token balances with owner and mint, errors for
-// skipped slots. Nothing executes; the balances are what a transfer would leave.
+// A Solana cluster behind its JSON-RPC API, answering in Agave's shapes (rpc/src/rpc.rs,
+// transaction-status/src/lib.rs, rpc-client-api/src/custom_error.rs, Agave 2.x): getGenesisHash,
+// getSlot (confirmed / finalized), getBlock with transactionDetails "accounts" (accountKeys as
+// {pubkey, writable, signer, source: "transaction" | "lookupTable"}, meta without loadedAddresses)
+// or "none", getSignaturesForAddress and getTransaction (encoding json: message.accountKeys then
+// meta.loadedAddresses). getBlock errors come at the heights Agave gives them (rpc/src/rpc.rs
+// get_block and check_blockstore_root): -32004 BlockNotAvailable for any slot at or above the root
+// (the finalized slot) that the node cannot serve — a slot announced but not confirmed yet, and a
+// skipped slot too, since only a rooted slot can be known as skipped; -32007 SlotSkipped for a
+// skipped slot below the root; -32009 LongTermStorageSlotSkipped for a skipped slot below the
+// node's own ledger (served from long-term storage). Nothing executes: the balances are what a transfer would leave. Calls and
+// bytes sent are counted (`stats`) to measure what each read mode costs.
 
 export const key = (): string => encodeBase58(randomBytes(32));
 const SYSTEM = '11111111111111111111111111111111';
 const TOKEN_PROGRAM = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
+export const TOKEN_2022_PROGRAM = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb';
 
 export interface SolTransfer {
   to: string;
@@ -25,6 +34,10 @@ export interface TokenTransfer {
   amount: bigint;
   /** The recipient already holds this much in the token account. */
   before?: bigint;
+  /** The token program (Token-2022 mints live under TokenzQd…). */
+  program?: string;
+  /** The recipient's token account (default: a fresh key). */
+  account?: string;
 }
 
 interface Slot {
@@ -34,8 +47,19 @@ interface Slot {
 export interface SolanaSim {
   url: string;
   slot(): number;
-  produce(txs?: { sol?: SolTransfer[]; tokens?: TokenTransfer[] }): string[];
+  produce(txs?: { sol?: SolTransfer[]; tokens?: TokenTransfer[]; filler?: number }): string[];
+  /** getSlot (confirmed) answers this many slots beyond the last block; getBlock there: -32004. */
+  announce(count: number): void;
+  /** How far getSlot finalized trails the last block. */
+  setFinalityLag(slots: number): void;
+  stats: { calls: Record<string, number>; bytes: number };
   skip(count?: number): void;
+  /** Slots below this are only in long-term storage: a skipped one there answers -32009. */
+  setLedgerFloor(slot: number): void;
+  /** The next `times` getBlock calls for `slot` answer this instead: a null result, or -32004 whatever the height. */
+  failNext(slot: number, answer: 'null' | -32004, times: number): void;
+  /** getBlock error answers sent, by code ('null' for a null result forced with failNext). */
+  errors: Record<string, number>;
   /** Drops the newest `count` slots (a fork switch; produce again for the new branch). */
   rewind(count: number): void;
   close(): Promise<void>;
@@ -52,8 +76,17 @@ export async function startSolanaSim(genesisHash = '5eykt4UsFv8P8NJdTREpY1vzqKqZ
     return 0;
   };
 
-  function produce(txs: { sol?: SolTransfer[]; tokens?: TokenTransfer[] } = {}): string[] {
-    const transactions: unknown[] = [];
+  let announced = 0;
+  let finalityLag = 0;
+  let ledgerFloor = 0;
+  const forced = new Map<number, { answer: 'null' | -32004; times: number }>();
+  const errors: Record<string, number> = {};
+  const stats = { calls: {} as Record<string, number>, bytes: 0 };
+  const bySignature = new Map<string, { slot: number; tx: Record<string, unknown> }>();
+  const byAccount = new Map<string, { signature: string; slot: number; err: unknown }[]>();
+
+  function produce(txs: { sol?: SolTransfer[]; tokens?: TokenTransfer[]; filler?: number } = {}): string[] {
+    const transactions: Record<string, unknown>[] = [];
     const signatures: string[] = [];
     for (const t of txs.sol ?? []) {
       const sig = encodeBase58(randomBytes(64));
@@ -81,11 +114,12 @@ export async function startSolanaSim(genesisHash = '5eykt4UsFv8P8NJdTREpY1vzqKqZ
       signatures.push(sig);
       const payer = key();
       const amount = (a: bigint) => ({ amount: a.toString(), decimals: 6, uiAmount: Number(a) / 1e6, uiAmountString: String(Number(a) / 1e6) });
-      const pre = [{ accountIndex: 1, mint: t.mint, owner: payer, programId: TOKEN_PROGRAM, uiTokenAmount: amount(10_000_000_000n) }];
-      if (t.before !== undefined) pre.push({ accountIndex: 2, mint: t.mint, owner: t.owner, programId: TOKEN_PROGRAM, uiTokenAmount: amount(t.before) });
+      const program = t.program ?? TOKEN_PROGRAM;
+      const pre = [{ accountIndex: 1, mint: t.mint, owner: payer, programId: program, uiTokenAmount: amount(10_000_000_000n) }];
+      if (t.before !== undefined) pre.push({ accountIndex: 2, mint: t.mint, owner: t.owner, programId: program, uiTokenAmount: amount(t.before) });
       transactions.push({
         version: 'legacy',
-        transaction: { signatures: [sig], message: { accountKeys: [payer, key(), key(), TOKEN_PROGRAM], recentBlockhash: lastBlockhash(), instructions: [] } },
+        transaction: { signatures: [sig], message: { accountKeys: [payer, key(), t.account ?? key(), program], recentBlockhash: lastBlockhash(), instructions: [] } },
         meta: {
           err: null,
           fee: 5000,
@@ -93,12 +127,30 @@ export async function startSolanaSim(genesisHash = '5eykt4UsFv8P8NJdTREpY1vzqKqZ
           postBalances: [10_000_000_000 - 5000 - (t.before === undefined ? 2039280 : 0), 2039280, 2039280, 1],
           preTokenBalances: pre,
           postTokenBalances: [
-            { accountIndex: 1, mint: t.mint, owner: payer, programId: TOKEN_PROGRAM, uiTokenAmount: amount(10_000_000_000n - t.amount) },
-            { accountIndex: 2, mint: t.mint, owner: t.owner, programId: TOKEN_PROGRAM, uiTokenAmount: amount((t.before ?? 0n) + t.amount) },
+            { accountIndex: 1, mint: t.mint, owner: payer, programId: program, uiTokenAmount: amount(10_000_000_000n - t.amount) },
+            { accountIndex: 2, mint: t.mint, owner: t.owner, programId: program, uiTokenAmount: amount((t.before ?? 0n) + t.amount) },
           ],
           loadedAddresses: { writable: [], readonly: [] },
         },
       });
+    }
+    // Unrelated traffic, for blocks of realistic size: SOL transfers between strangers.
+    for (let i = 0; i < (txs.filler ?? 0); i++) {
+      const [from, to] = [key(), key()];
+      transactions.push({
+        version: 'legacy',
+        transaction: { signatures: [encodeBase58(randomBytes(64))], message: { accountKeys: [from, to, SYSTEM], recentBlockhash: lastBlockhash(), instructions: [] } },
+        meta: { err: null, fee: 5000, preBalances: [2_000_000_000, 0, 1], postBalances: [1_899_995_000, 100_000_000, 1], preTokenBalances: [], postTokenBalances: [], loadedAddresses: { writable: [], readonly: [] } },
+      });
+    }
+    const slot = slots.length;
+    for (const tx of transactions) {
+      const t = tx as { transaction: { signatures: string[]; message: { accountKeys: string[] } }; meta: { err: unknown; loadedAddresses: { writable: string[] } } };
+      const signature = t.transaction.signatures[0]!;
+      bySignature.set(signature, { slot, tx });
+      for (const account of [...t.transaction.message.accountKeys, ...t.meta.loadedAddresses.writable]) {
+        byAccount.set(account, [{ signature, slot, err: t.meta.err }, ...(byAccount.get(account) ?? [])]);
+      }
     }
     slots.push({
       block: {
@@ -113,25 +165,70 @@ export async function startSolanaSim(genesisHash = '5eykt4UsFv8P8NJdTREpY1vzqKqZ
     return signatures;
   }
 
+  /** transactionDetails "accounts": Agave's UiAccountsList (lookup-table keys after the static ones) and a meta without loadedAddresses. */
+  function accountsForm(tx: Record<string, unknown>): Record<string, unknown> {
+    const t = tx as { version: unknown; transaction: { signatures: string[]; message: { accountKeys: string[] } }; meta: Record<string, unknown> & { loadedAddresses: { writable: string[]; readonly: string[] } } };
+    const { loadedAddresses, ...meta } = t.meta;
+    const statics = t.transaction.message.accountKeys.map((pubkey, i) => ({ pubkey, writable: i < 2, signer: i === 0, source: 'transaction' }));
+    const loaded = [...loadedAddresses.writable.map((pubkey) => ({ pubkey, writable: true, signer: false, source: 'lookupTable' })), ...loadedAddresses.readonly.map((pubkey) => ({ pubkey, writable: false, signer: false, source: 'lookupTable' }))];
+    return { meta: { ...meta, status: meta.err === null ? { Ok: null } : { Err: meta.err } }, transaction: { accountKeys: [...statics, ...loaded], signatures: t.transaction.signatures }, version: t.version };
+  }
+
   const server: Server = createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
       const call = JSON.parse(body) as { id: unknown; method: string; params?: unknown[] };
-      const reply = (payload: Record<string, unknown>) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: call.id, ...payload }));
+      stats.calls[call.method] = (stats.calls[call.method] ?? 0) + 1;
+      const reply = (payload: Record<string, unknown>) => {
+        const text = JSON.stringify({ jsonrpc: '2.0', ...payload, id: call.id });
+        stats.bytes += Buffer.byteLength(text);
+        res.writeHead(200, { 'content-type': 'application/json' }).end(text);
+      };
+      const finalized = Math.max(0, slots.length - 1 - finalityLag);
       if (call.method === 'getGenesisHash') return reply({ result: genesisHash });
-      if (call.method === 'getSlot') return reply({ result: slots.length - 1 });
+      if (call.method === 'getSlot') {
+        const commitment = ((call.params?.[0] ?? {}) as { commitment?: string }).commitment;
+        return reply({ result: commitment === 'finalized' ? finalized : slots.length - 1 + announced });
+      }
       if (call.method === 'getBlock') {
         const n = Number(call.params?.[0]);
-        const cfg = (call.params?.[1] ?? {}) as { transactionDetails?: string };
-        if (n >= slots.length) return reply({ error: { code: -32004, message: `Block not available for slot ${n}` } });
-        const block = slots[n]!.block;
-        if (!block) return reply({ error: { code: -32007, message: `Slot ${n} was skipped, or missing due to ledger jump to recent snapshot` } });
-        if (cfg.transactionDetails === 'none') {
-          const { transactions: _omit, ...header } = block;
-          return reply({ result: header });
+        const cfg = (call.params?.[1] ?? {}) as { transactionDetails?: string; commitment?: string };
+        const fail = (code: number, message: string) => {
+          errors[code] = (errors[code] ?? 0) + 1;
+          return reply({ error: { code, message } });
+        };
+        const notAvailable = () => fail(-32004, `Block not available for slot ${n}`);
+        const force = forced.get(n);
+        if (force && force.times > 0) {
+          force.times--;
+          if (force.answer === 'null') errors.null = (errors.null ?? 0) + 1;
+          return force.answer === 'null' ? reply({ result: null }) : notAvailable();
         }
+        if (n >= slots.length || (cfg.commitment === 'finalized' && n > finalized)) return notAvailable();
+        const block = slots[n]!.block;
+        if (!block) {
+          // Not rooted yet: Agave cannot tell a skipped slot from one it has not received.
+          if (n >= finalized) return notAvailable();
+          if (n < ledgerFloor) return fail(-32009, `Slot ${n} was skipped, or missing in long-term storage`);
+          return fail(-32007, `Slot ${n} was skipped, or missing due to ledger jump to recent snapshot`);
+        }
+        const { transactions, ...header } = block as { transactions: Record<string, unknown>[] };
+        if (cfg.transactionDetails === 'none') return reply({ result: header });
+        if (cfg.transactionDetails === 'accounts') return reply({ result: { ...header, transactions: transactions.map(accountsForm) } });
         return reply({ result: block });
+      }
+      if (call.method === 'getSignaturesForAddress') {
+        const account = String(call.params?.[0]);
+        const cfg = (call.params?.[1] ?? {}) as { limit?: number; before?: string };
+        let list = (byAccount.get(account) ?? []).filter((e) => e.slot <= finalized);
+        if (cfg.before) list = list.slice(list.findIndex((e) => e.signature === cfg.before) + 1);
+        return reply({ result: list.slice(0, cfg.limit ?? 1000).map((e) => ({ signature: e.signature, slot: e.slot, err: e.err, memo: null, blockTime: null, confirmationStatus: 'finalized' })) });
+      }
+      if (call.method === 'getTransaction') {
+        const found = bySignature.get(String(call.params?.[0]));
+        if (!found || found.slot > finalized) return reply({ result: null });
+        return reply({ result: { slot: found.slot, blockTime: (slots[found.slot]!.block as { blockTime: number }).blockTime, ...found.tx } });
       }
       return reply({ error: { code: -32601, message: 'Method not found' } });
     });
@@ -141,6 +238,20 @@ export async function startSolanaSim(genesisHash = '5eykt4UsFv8P8NJdTREpY1vzqKqZ
     url: local.url,
     slot: () => slots.length - 1,
     produce,
+    announce: (count: number) => {
+      announced = count;
+    },
+    setFinalityLag: (lag: number) => {
+      finalityLag = lag;
+    },
+    stats,
+    errors,
+    setLedgerFloor: (slot: number) => {
+      ledgerFloor = slot;
+    },
+    failNext: (slot: number, answer: 'null' | -32004, times: number) => {
+      forced.set(slot, { answer, times });
+    },
     skip: (count = 1) => {
       for (let i = 0; i < count; i++) slots.push({ block: null });
     },

@@ -12,26 +12,33 @@ import { startTestDaemon } from '../helpers/daemon.ts';
 import { startEsploraSim } from '../helpers/esplora-sim.ts';
 import { spawnIndexer, waitFor, writeConfigFile } from '../helpers/indexer-process.ts';
 
-const ZPUB = 'zpub6rFR7y4Q2AijBEqTUquhVz398htDFrtymD9xYYfG1m4wAcvPhXNfE3EfH1r1ADqtfSdVCToUG868RvUUkgDKf31mGDtKsAYz2oz2AGutZYs';
+// Regtest addresses derived watch-only from a vpub (BIP84 test vector key, testnet form) with the
+// regtest prefix, as `wallets seed --chain bitcoin --testnet --xpub` does when the testnet is REGTEST.
+const VPUB = 'vpub5Y6cjg78GGuNLsaPhmYsiw4gYX3HoQiRBiSwDaBXKUafCt9bNwWQiitDk5VZ5BVxYnQdwoTyXSs2JHRPAgjAvtbBrf8ZhDYe2jWAqvZVnsc';
+const regtestPool = (n: number) => deriveAddresses({ family: 'bitcoin', testnet: true, network: 'REGTEST', xpub: VPUB, start: 0, count: n }).map((a) => a.address);
 
 describe('bitcoin indexer against an Esplora API serving real blocks (separate indexer process)', () => {
   test('detects outputs, counts 3 confirmations, sums, records late funds and survives a reorg and API faults', async (t) => {
     const sim = await startEsploraSim();
     t.after(() => sim.close());
     sim.mineEmpty(5);
-    const chains = { bitcoin: { mainnet: { rpcUrl: sim.url, blockTimeMs: 1000 } } };
+    const chains = { bitcoin: { testnet: { rpcUrl: sim.url, network: 'REGTEST', blockTimeMs: 1000, pollMs: 1000, confirmations: 3 } } };
     const indexer = { minPollMs: 200, maxBlocksPerRange: 10, leaseSeconds: 5, rpcTimeoutMs: 1000 };
     const d = await startTestDaemon(t, 'sqlite', { chains, indexer });
     const env = { CHAINGATE_DATABASE_URL: d.common.config.database.url, CHAINGATE_MASTER_KEY: 't'.repeat(64), CHAINGATE_CONFIG: writeConfigFile({ chains, indexer }) };
-    const pool = deriveAddresses({ family: 'bitcoin', testnet: false, xpub: ZPUB, start: 0, count: 10 }).map((a) => a.address);
-    await d.seedPool('bitcoin', pool);
-    const proc = spawnIndexer(['bitcoin'], env);
+    const pool = regtestPool(10);
+    assert.match(pool[0]!, /^bcrt1q/);
+    await d.seedPool('bitcoin', pool, true);
+    const proc = spawnIndexer(['bitcoin', '--testnet'], env);
     t.after(() => proc.stop('SIGKILL'));
     await waitFor('indexer start', async () => proc.output().includes('indexer started'), 20_000);
 
     const open = async () => {
       const inv = await d.signed('POST', '/api/v1/invoices', { orderId: `o${Math.random()}`, amount: '2500', currency: 'USD' });
-      return (await checkoutInvoice(d.daemon.deps, { invoiceId: inv.json.data.id, merchantId: null, blockchain: 'bitcoin', cryptoCurrency: 'BTC', testnet: false, method: 'direct' })).payment;
+      // The merchant's checkout route (the public one has no testnet selector; regtest is a testnet).
+      const co = await d.signed('POST', `/api/v1/invoices/${inv.json.data.id}/checkout`, { blockchain: 'bitcoin', cryptoCurrency: 'BTC', testnet: true });
+      assert.equal(co.status, 201, co.text);
+      return d.common.db.em().findOneOrFail(Payment, { id: co.json.data.payment.id });
     };
     const payment = (id: string) => d.common.db.em().findOneOrFail(Payment, { id });
     const waitStatus = (id: string, statuses: string[]) =>
@@ -100,14 +107,65 @@ describe('bitcoin indexer against an Esplora API serving real blocks (separate i
     });
 
     await t.test('an API serving another chain is refused', async () => {
-      const wrong = await runCli(['index', 'bitcoin', '--testnet'], {
-        ...env,
-        CHAINGATE_CONFIG: writeConfigFile({ chains: { bitcoin: { testnet: { rpcUrl: sim.url } } }, indexer }),
-      });
-      assert.equal(wrong.code, 2);
-      assert.match(wrong.stderr, /not bitcoin TESTNET4/);
+      for (const [args, net, name] of [[['--testnet'], 'testnet', 'TESTNET4'], [[], 'mainnet', 'MAINNET']] as const) {
+        const wrong = await runCli(['index', 'bitcoin', ...args], { ...env, CHAINGATE_CONFIG: writeConfigFile({ chains: { bitcoin: { [net]: { rpcUrl: sim.url } } }, indexer }) });
+        assert.equal(wrong.code, 2);
+        assert.match(wrong.stderr, new RegExp(`not bitcoin ${name}`));
+      }
+    });
+
+    await t.test('a block with a bad merkle root, without proof of work, or with bits the chain does not demand is never trusted: logged, retried, nothing credited', async () => {
+      const reported = { merkle: "do not hash to the header's merkle root", pow: 'does not meet its own target', bits: "differ from the previous block's 0x207fffff on a network without retargeting" };
+      for (const flaw of ['merkle', 'pow', 'bits'] as const) {
+        const p = await open();
+        const before = sim.height();
+        sim.mine([[{ address: p.address, sats: sats('0.00041667') }]], flaw);
+        await waitFor(`the ${flaw} flaw reported`, async () => proc.output().includes(reported[flaw]), 20_000);
+        assert.equal((await payment(p.id)).status, 'PENDING');
+        assert.equal(await d.common.db.em().count(ObservedTransfer, { paymentId: p.id }), 0);
+        // The node replaces the bad block: the indexer carries on from where it stopped.
+        sim.rewind(sim.height() - before);
+        sim.mine([[{ address: p.address, sats: sats('0.00041667') }]]);
+        sim.mineEmpty(2);
+        assert.equal((await waitStatus(p.id, ['COMPLETED'])).receivedAmount, '0.00041667');
+      }
+      assert.equal(proc.child.exitCode, null, 'still running');
     });
 
     assert.equal(await proc.stop('SIGTERM'), 0);
+  });
+
+  test('a Bitcoin Core node as the source (JSON-RPC getblockhash / getblock verbosity 0, Basic auth): same detection; bad credentials stop with one line', async (t) => {
+    const sim = await startEsploraSim({ rpcAuth: { user: 'chaingate', password: 's3cret' } });
+    t.after(() => sim.close());
+    sim.mineEmpty(3);
+    const rpcUrl = `http://chaingate:s3cret@${new URL(sim.url).host}/`;
+    const chains = { bitcoin: { testnet: { rpcUrl, source: 'core', network: 'REGTEST', blockTimeMs: 1000, pollMs: 1000 } } };
+    const indexer = { minPollMs: 200, maxBlocksPerRange: 10, leaseSeconds: 5, rpcTimeoutMs: 1000 };
+    const d = await startTestDaemon(t, 'sqlite', { chains, indexer });
+    const env = { CHAINGATE_DATABASE_URL: d.common.config.database.url, CHAINGATE_MASTER_KEY: 't'.repeat(64), CHAINGATE_CONFIG: writeConfigFile({ chains, indexer }) };
+    await d.seedPool('bitcoin', regtestPool(2), true);
+    const proc = spawnIndexer(['bitcoin', '--testnet'], env);
+    t.after(() => proc.stop('SIGKILL'));
+    await waitFor('indexer start', async () => proc.output().includes('indexer started'), 20_000);
+    const inv = await d.signed('POST', '/api/v1/invoices', { orderId: 'core-1', amount: '2500', currency: 'USD' });
+    const p = (await checkoutInvoice(d.daemon.deps, { invoiceId: inv.json.data.id, merchantId: null, blockchain: 'bitcoin', cryptoCurrency: 'BTC', testnet: true, method: 'direct' })).payment;
+    assert.equal(p.network, 'REGTEST');
+    sim.mine([[{ address: p.address, sats: parseUnits(p.amount, 8) }]]);
+    sim.mineEmpty(1);
+    const done = await waitFor('completed', async () => {
+      const row = await d.common.db.em().findOneOrFail(Payment, { id: p.id }, { refresh: true });
+      return row.status === 'COMPLETED' ? row : null;
+    });
+    assert.equal(done.receivedAmount, p.amount);
+    assert.doesNotMatch(proc.output(), /s3cret/, 'the password is never logged');
+    assert.equal(await proc.stop('SIGTERM'), 0);
+
+    const bad = await runCli(['index', 'bitcoin', '--testnet'], {
+      ...env,
+      CHAINGATE_CONFIG: writeConfigFile({ chains: { bitcoin: { testnet: { ...chains.bitcoin.testnet, rpcUrl: rpcUrl.replace('s3cret', 'wrong') } } }, indexer }),
+    });
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /refused the credentials \(HTTP 401\)/);
   });
 });

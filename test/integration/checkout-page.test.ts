@@ -39,7 +39,11 @@ for (const dialect of DIALECTS) {
   describe(`hosted page on ${dialect}`, { skip: await skipUnless(dialect) }, () => {
     test('an open invoice gets the app shell: escaped details, boot data, strict headers, no view stamped', async (t) => {
       const d = await startTestDaemon(t, dialect);
-      const shop = await d.createMerchant({ name: '<img src=x onerror=alert(1)> & "Sons"', acceptedChains: ['ethereum', 'bitcoin'] });
+      const shop = await d.createMerchant({ name: '<img src=x onerror=alert(1)> & "Sons"', acceptedChains: ['ethereum', 'bitcoin', 'polygon'] });
+      await d.seedPool('ethereum', evmAddresses(1));
+      await d.seedPool('bitcoin', ['bc1qexampledepositaddress0000000000000001']);
+      // polygon is accepted but its pool is empty: not offered, so not in `chains` (but a payment
+      // already on it would still be shown on its network, from `networks`).
       const inv = await newInvoice(d, { description: '</script><script>alert(2)</script>' }, shop);
       const res = await d.plain('GET', `/i/${inv.id}`, undefined, { Accept: 'text/html' });
       assertHtmlPage(res, 200, 'shell');
@@ -56,6 +60,10 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(Object.keys(boot.chains), ['ethereum', 'bitcoin']);
       assert.deepEqual(boot.chains.ethereum, { name: 'Ethereum', label: 'Ethereum mainnet', family: 'evm', chainId: 1, pollMs: 12_000, web3: false });
       assert.equal(boot.chains.bitcoin.pollMs, 15_000);
+      // Every network a payment may be on, testnets with their own label and chain id.
+      assert.deepEqual(Object.keys(boot.networks), ['ethereum:MAINNET', 'ethereum:SEPOLIA', 'polygon:MAINNET', 'polygon:AMOY', 'bitcoin:MAINNET', 'bitcoin:TESTNET4']);
+      assert.deepEqual(boot.networks['ethereum:SEPOLIA'], { name: 'Ethereum', label: 'Ethereum Sepolia testnet', family: 'evm', chainId: 11_155_111, pollMs: 12_000, web3: false });
+      assert.deepEqual(boot.networks['ethereum:MAINNET'], boot.chains.ethereum);
       assert.equal(boot.strings.confirmations, '{count} / {required} confirmations');
       assert.match(boot.ethersUrl, /^\/assets\/ethers\.min\.js\?v=[0-9a-f]{16}$/);
       // Every URL in the page is local, except the merchant's own cancel link.

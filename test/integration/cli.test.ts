@@ -1,16 +1,21 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../../src/db/orm.ts';
 import { MerchantPoint } from '../../src/db/entities/merchant-point.entity.ts';
 import { createSecretBox } from '../../src/domain/secret-box.ts';
-import { runCli } from '../helpers/cli.ts';
+import { spawn } from 'node:child_process';
+import type { Command } from 'commander';
+import { buildProgram } from '../../src/cli/program.ts';
+import { BIN, runCli } from '../helpers/cli.ts';
+import { trackChild } from '../helpers/children.ts';
 import { createTestDatabase, skipUnless } from '../helpers/databases.ts';
 
 function tempSqlite(t: { after(fn: () => void): void }): { url: string; dir: string } {
   const dir = mkdtempSync(join(tmpdir(), 'cg-cli-'));
+  mkdirSync(join(dir, 'data'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   return { url: `sqlite:${join(dir, 'data', 'chaingate.db')}`, dir };
 }
@@ -164,5 +169,62 @@ describe('chaingate CLI on PostgreSQL', { skip: await skipUnless('postgresql') }
     const res = await runCli(['merchant', 'show', created.id], { ...env, CHAINGATE_MASTER_KEY: 'q'.repeat(64) });
     assert.equal(res.code, 1);
     assert.match(res.stderr, /encrypted under another master key .*check CHAINGATE_MASTER_KEY/);
+  });
+});
+
+/** Every command a user can run: leaves, and groups that have an action of their own (devnet). */
+function runnable(cmd: Command, path: string[] = []): { path: string; cmd: Command }[] {
+  const out: { path: string; cmd: Command }[] = [];
+  for (const sub of cmd.commands) {
+    const subPath = [...path, sub.name()];
+    const hasAction = (sub as unknown as { _actionHandler: unknown })._actionHandler != null;
+    if (sub.commands.length === 0 || hasAction) out.push({ path: subPath.join(' '), cmd: sub });
+    out.push(...runnable(sub, subPath));
+  }
+  return out;
+}
+
+describe('every command takes --json', () => {
+  test('each command of the program lists --json in its help', async () => {
+    const program = await buildProgram(['node', 'chaingate']);
+    const commands = runnable(program);
+    assert.ok(commands.length >= 20, commands.map((c) => c.path).join(', '));
+    for (const name of ['serve', 'index', 'webhooks work', 'devnet', 'devnet pay', 'status', 'config check']) {
+      assert.ok(commands.some((c) => c.path === name), `${name} is walked`);
+    }
+    const missing = commands.filter(({ cmd }) => !cmd.options.some((o) => o.long === '--json') || !cmd.helpInformation().includes('--json'));
+    assert.deepEqual(missing.map((c) => c.path), [], 'commands without --json');
+  });
+
+  test('serve --json prints a JSON start-up line with its URLs and process id', async (t) => {
+    const { url } = tempSqlite(t);
+    const base: Record<string, string> = {};
+    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('CHAINGATE_')) base[k] = v;
+    const child = spawn(process.execPath, [BIN, 'serve', '--json'], {
+      env: { ...base, CHAINGATE_DATABASE_URL: url, CHAINGATE_PORT: '0', CHAINGATE_METRICS_PORT: '0', CHAINGATE_LOG_LEVEL: 'error' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    trackChild(child);
+    const exited = new Promise((r) => child.once('exit', r));
+    t.after(async () => {
+      child.kill('SIGTERM');
+      await exited;
+    });
+    const line = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      const timer = setTimeout(() => reject(new Error(`no start-up line: ${out}`)), 60_000);
+      child.stdout.on('data', (b: Buffer) => {
+        out += b.toString();
+        if (out.includes('\n')) {
+          clearTimeout(timer);
+          resolve(out.split('\n')[0]!);
+        }
+      });
+    });
+    const startup = JSON.parse(line) as { listening: string; metricsUrl: string; database: string; pid: number };
+    assert.match(startup.listening, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.match(startup.metricsUrl, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.equal(startup.database, url);
+    assert.equal(startup.pid, child.pid);
   });
 });

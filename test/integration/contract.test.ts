@@ -18,10 +18,10 @@ import {
   zeroPadValue,
 } from "ethers";
 import type { Log, TransactionReceipt } from "ethers";
-import { deployContract, deployFixtures, loadArtifact } from "../helpers/evm-fixtures.ts";
-import type { EvmFixtures } from "../helpers/evm-fixtures.ts";
-import { flattenCallTrace, startHardhatNode, traceBlockByNumber } from "../helpers/hardhat-node.ts";
-import type { HardhatNode } from "../helpers/hardhat-node.ts";
+import { deployContract, deployFixtures, loadArtifact } from "../../src/devnet/evm-fixtures.ts";
+import type { EvmFixtures } from "../../src/devnet/evm-fixtures.ts";
+import { flattenCallTrace, startHardhatNode, traceBlockByNumber } from "../../src/devnet/hardhat-node.ts";
+import type { HardhatNode } from "../../src/devnet/hardhat-node.ts";
 
 const PAYMENT_RECEIVED_SIGNATURE = "PaymentReceived(bytes32,address,address,uint256)";
 /** The event as an indexer would declare it (human-readable ABI, independent of the artifact). */

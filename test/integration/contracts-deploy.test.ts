@@ -2,8 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Contract } from 'ethers';
 import { runCli } from '../helpers/cli.ts';
-import { loadArtifact } from '../helpers/evm-fixtures.ts';
-import { startHardhatNode } from '../helpers/hardhat-node.ts';
+import { loadArtifact } from '../../src/devnet/evm-fixtures.ts';
+import { startHardhatNode } from '../../src/devnet/hardhat-node.ts';
 import { writeConfigFile } from '../helpers/indexer-process.ts';
 
 test('contracts deploy puts PaymentGateway on chain with the env key and prints the config lines', async (t) => {

@@ -4,7 +4,9 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { parseUnits, type Contract } from 'ethers';
+import { IndexerCursor } from '../../src/db/entities/indexer-cursor.entity.ts';
 import { Payment } from '../../src/db/entities/payment.entity.ts';
+import { WebhookEvent } from '../../src/db/entities/webhook-event.entity.ts';
 import { startEvmWorld, REQUIRED_CONFIRMATIONS } from '../helpers/evm-world.ts';
 import { waitFor } from '../helpers/indexer-process.ts';
 
@@ -20,6 +22,24 @@ async function jwksServer(t: { after(fn: () => Promise<void> | void): void }) {
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/.well-known/jwks.json`;
   const token = () => new SignJWT({ sub: 'buyer-1' }).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer(ISSUER).setAudience(AUDIENCE).setIssuedAt().setExpirationTime('5m').sign(privateKey);
   return { url, token };
+}
+
+
+/** A web3 payment paid through the contract and claimed with /confirm (PROCESSING), with a snapshot taken before the pay. */
+async function claimedPayment<X>(t: { after(fn: () => Promise<void> | void): void }, beforePay?: (w: Awaited<ReturnType<typeof startEvmWorld>>) => Promise<X>) {
+  const jwks = await jwksServer(t);
+  const w = await startEvmWorld(t, { dialect: 'sqlite', daemon: { idToken: { issuer: ISSUER, audience: AUDIENCE, jwksUrl: jwks.url } } });
+  const usdc = (n: string) => parseUnits(n, 6);
+  const p = await w.openPayment('USDC', { method: 'web3' });
+  const before = BigInt(await w.node.send<string>('eth_blockNumber', []));
+  const extra = await beforePay?.(w);
+  const snapshot = await w.node.snapshot();
+  await (await (w.fx.usdc.connect(w.fx.payer) as Contract).getFunction('approve')(w.fx.addresses.gateway, usdc('25'))).wait();
+  const payTx = await (w.fx.gateway.connect(w.fx.payer) as Contract).getFunction('pay')(p.externalId, w.fx.addresses.usdc, usdc('25'));
+  await payTx.wait();
+  const ok = await w.d.plain('POST', `/checkout/api/v1/payments/${p.id}/confirm`, { txHash: payTx.hash }, { Authorization: `Bearer ${await jwks.token()}` });
+  assert.equal(ok.json.data.status, 'PROCESSING', ok.text);
+  return { w, p, before, snapshot, extra };
 }
 
 describe('POST /checkout/api/v1/payments/{id}/confirm against a real chain', () => {
@@ -91,5 +111,49 @@ describe('POST /checkout/api/v1/payments/{id}/confirm against a real chain', () 
     assert.deepEqual([missing.status, missing.json.error.code], [404, 'PAYMENT_NOT_FOUND']);
     await waitFor('indexer alive', async () => indexer.child.exitCode === null);
     await indexer.stop();
+  });
+
+  test('a /confirm claim whose block leaves the chain is un-credited by the indexer; no payment.completed', async (t) => {
+    const { w, p, before, snapshot } = await claimedPayment(t);
+
+    // The pay() block leaves the canonical chain: a longer chain without it replaces it.
+    await w.node.revert(snapshot);
+    await w.node.mine(REQUIRED_CONFIRMATIONS + 4);
+    const head = BigInt(await w.node.send<string>('eth_blockNumber', []));
+    const indexer = w.startIndexer(['--from-block', (before + 1n).toString()]);
+    await w.waitStatus(p.id, ['PENDING']);
+    await waitFor('indexer past the old block', async () => {
+      const cursor = await w.d.common.db.em().findOne(IndexerCursor, { chain: 'ethereum' });
+      return cursor && BigInt(cursor.blockNumber) >= head;
+    });
+    const after = await w.payment(p.id);
+    assert.equal(after.status, 'PENDING');
+    assert.equal(after.receivedAmount, '0');
+    assert.equal(after.transactionHash, null);
+    const [claim] = await w.transfers(p.id);
+    assert.equal(claim?.status, 'REORGED');
+    assert.equal(await w.d.common.db.em().count(WebhookEvent, { paymentId: p.id, type: 'payment.completed' }), 0);
+    await indexer.stop();
+  });
+
+  test('with the indexer running through it: the claim is seen, its block is replaced by a longer chain, the payment goes back to PENDING', async (t) => {
+    const { w, p, snapshot, extra: indexer } = await claimedPayment(t, async (world) => world.startIndexer(['--from-block', (BigInt(await world.node.send<string>('eth_blockNumber', [])) + 1n).toString()]));
+    const cursorAt = async () => BigInt((await w.d.common.db.em().findOne(IndexerCursor, { chain: 'ethereum' }, { refresh: true }))?.blockNumber ?? '-1');
+    const head = async () => BigInt(await w.node.send<string>('eth_blockNumber', []));
+    const seen = await head();
+    await waitFor('the indexer has read the pay() block', async () => (await cursorAt()) >= seen);
+    const mid = await w.payment(p.id);
+    assert.ok(['PROCESSING', 'CONFIRMING'].includes(mid.status), mid.status);
+
+    await w.node.revert(snapshot);
+    await w.node.mine(REQUIRED_CONFIRMATIONS + 4);
+    const newHead = await head();
+    await w.waitStatus(p.id, ['PENDING']);
+    await waitFor('indexer on the new chain', async () => (await cursorAt()) >= newHead);
+    const after = await w.payment(p.id);
+    assert.deepEqual([after.status, after.receivedAmount, after.transactionHash], ['PENDING', '0', null]);
+    assert.ok((await w.transfers(p.id)).every((r) => r.status !== 'CREDITED'), 'nothing stays credited');
+    assert.equal(await w.d.common.db.em().count(WebhookEvent, { paymentId: p.id, type: 'payment.completed' }), 0);
+    await indexer!.stop();
   });
 });

@@ -1,4 +1,6 @@
 import { describe, test } from 'node:test';
+import { createServer } from 'node:http';
+import { listenLocal } from '../helpers/local-server.ts';
 import assert from 'node:assert/strict';
 import { Invoice } from '../../src/db/entities/invoice.entity.ts';
 import { Payment } from '../../src/db/entities/payment.entity.ts';
@@ -47,7 +49,7 @@ for (const dialect of DIALECTS) {
 
     test('every field is validated and echoed; metadata with __proto__ is plain data', async (t) => {
       const d = await startTestDaemon(t, dialect);
-      const raw = '{"orderId":"o-2","amount":"0","currency":"eur","description":"Two mugs","customerEmail":"jane@example.com","customerName":"Jane Doe","customerMetadata":{"vip":true},"metadata":{"__proto__":{"polluted":1},"cart":[1,2]},"returnUrl":"https://shop.example/ok","cancelUrl":"https://shop.example/cancel","expiresInMinutes":15}';
+      const raw = '{"orderId":"o-2","amount":"1","currency":"eur","description":"Two mugs","customerEmail":"jane@example.com","customerName":"Jane Doe","customerMetadata":{"vip":true},"metadata":{"__proto__":{"polluted":1},"cart":[1,2]},"returnUrl":"https://shop.example/ok","cancelUrl":"https://shop.example/cancel","expiresInMinutes":15}';
       const res = await d.signed('POST', '/api/v1/invoices', undefined, { raw });
       assert.equal(res.status, 201, res.text);
       const inv = res.json.data;
@@ -282,3 +284,34 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+describe('gateway checkout pricing and the write lock', () => {
+  test('a slow rate source is asked before the idempotency transaction: other writes are not held behind it', async (t) => {
+    let release: () => void = () => {};
+    let asked: () => void = () => {};
+    const wasAsked = new Promise<void>((r) => (asked = r));
+    const rates = await listenLocal(
+      createServer((_req, res) => {
+        asked();
+        release = () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ethereum: { usd: 3000, last_updated_at: Math.floor(Date.now() / 1000) } }));
+      }),
+    );
+    t.after(() => rates.close());
+    const d = await startTestDaemon(t, 'sqlite', { pricing: { source: 'http', http: { baseUrl: rates.url, ttlSeconds: 0, timeoutMs: 10_000 } } });
+    await d.seedPool('ethereum', evmAddresses(2));
+    const inv = await newInvoice(d);
+    let checkoutDone = false;
+    const checkout = d.signed('POST', `/api/v1/invoices/${inv.id}/checkout`, { blockchain: 'ethereum', cryptoCurrency: 'ETH' }).then((r) => {
+      checkoutDone = true;
+      return r;
+    });
+    await wasAsked; // the checkout now waits on the rate source
+    const other = await d.signed('POST', '/api/v1/invoices', { ...INVOICE, orderId: 'meanwhile' });
+    assert.equal(other.status, 201, other.text);
+    assert.equal(checkoutDone, false, 'the creation did not wait for the checkout to finish pricing');
+    release();
+    const co = await checkout;
+    assert.equal(co.status, 201, co.text);
+    assert.equal(co.json.data.payment.cryptoCurrency, 'ETH');
+  });
+});

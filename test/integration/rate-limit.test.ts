@@ -1,5 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { MerchantPoint } from '../../src/db/entities/merchant-point.entity.ts';
+import { rotateSecret } from '../../src/db/merchants.ts';
 import { DIALECTS, skipUnless } from '../helpers/databases.ts';
 import { evmAddresses, startTestDaemon, type ApiResponse } from '../helpers/daemon.ts';
 
@@ -100,13 +103,70 @@ describe('rate limits: windows, client IPs and switches', () => {
 
   test('signed gateway calls are outside the service-wide buckets unless serviceWide.gateway is on', async (t) => {
     const d = await startTestDaemon(t, 'sqlite', limits({}, { burst: { max: 3, windowMs: 5000 } }));
+    // The first call of a key this process has not verified yet counts; the verified ones after it do not.
     for (let i = 0; i < 8; i++) assert.equal((await d.signed('GET', '/api/v1/payments')).status, 200, `merchant call ${i + 1}`);
-    for (let i = 0; i < 3; i++) assert.notEqual((await d.plain('GET', '/nothing-here')).status, 429);
+    for (let i = 0; i < 2; i++) assert.notEqual((await d.plain('GET', '/nothing-here')).status, 429);
     assertLimited(await d.plain('GET', '/nothing-here'), 5, 'buyer-facing bucket still applies');
 
     const strict = await startTestDaemon(t, 'sqlite', limits({}, { burst: { max: 3, windowMs: 5000 }, gateway: true }));
     for (let i = 0; i < 3; i++) assert.equal((await strict.signed('GET', '/api/v1/payments')).status, 200);
     assertLimited(await strict.signed('GET', '/api/v1/payments'), 5, 'gateway counted when configured');
+  });
+
+  test('a known key with a bad signature is counted: learning a key does not bypass the buckets', async (t) => {
+    const d = await startTestDaemon(t, 'sqlite', limits({}, { burst: { max: 3, windowMs: 5000 } }));
+    assert.equal((await d.signed('GET', '/api/v1/payments')).status, 200); // counted (first), now verified and cached
+    for (let i = 0; i < 5; i++) assert.equal((await d.signed('GET', '/api/v1/payments')).status, 200, 'verified calls stay exempt');
+    const forged = { merchant: { ...d.merchant, apiSecret: 'f'.repeat(64) } };
+    assert.equal((await d.signed('GET', '/api/v1/payments', undefined, forged)).status, 401);
+    assert.equal((await d.signed('GET', '/api/v1/payments', undefined, forged)).status, 401);
+    assertLimited(await d.signed('GET', '/api/v1/payments', undefined, forged), 5, 'forged signatures count');
+    // Unknown routes under /api/v1 with the known key never verify a signature: counted too.
+    assertLimited(await d.signed('GET', '/api/v1/nothing-here'), 5, 'no signature check, no exemption');
+  });
+
+  test('a disabled point loses the exemption at its next request, not 30 s later', async (t) => {
+    const d = await startTestDaemon(t, 'sqlite', limits({}, { burst: { max: 3, windowMs: 5000 } }));
+    for (let i = 0; i < 4; i++) assert.equal((await d.signed('GET', '/api/v1/payments')).status, 200); // first counted
+    // Disabled the way `chaingate merchant disable` does it (another process: this daemon is not told).
+    const em = d.common.db.em();
+    const point = await em.findOneOrFail(MerchantPoint, { id: d.merchant.id });
+    point.active = false;
+    await em.flush();
+    assert.equal((await d.signed('GET', '/api/v1/payments')).status, 401, 'refused at once');
+    assert.equal((await d.signed('POST', '/api/v1/invoices', { orderId: 'o', amount: '1', currency: 'USD' })).status, 401, 'writes too');
+    assertLimited(await d.signed('GET', '/api/v1/payments'), 5, 'and counted: the bucket is full');
+  });
+
+  test('a rotated secret stops signing writes and reads at once; the new one works without a restart', async (t) => {
+    const d = await startTestDaemon(t, 'sqlite');
+    assert.equal((await d.signed('POST', '/api/v1/invoices', { orderId: 'a', amount: '1', currency: 'USD' })).status, 201); // cached
+    const { apiSecret } = await rotateSecret(d.common.db.em(), d.common.box, d.merchant.id);
+    const old = d.merchant;
+    const rotated = { merchant: { ...old, apiSecret } };
+    assert.equal((await d.signed('POST', '/api/v1/invoices', { orderId: 'b', amount: '1', currency: 'USD' })).status, 401, 'old secret, write');
+    assert.equal((await d.signed('GET', '/api/v1/payments')).status, 401, 'old secret, read');
+    assert.equal((await d.signed('POST', '/api/v1/invoices', { orderId: 'c', amount: '1', currency: 'USD' }, rotated)).status, 201, 'new secret, write');
+    assert.equal((await d.signed('GET', '/api/v1/payments', undefined, rotated)).status, 200, 'new secret, read');
+  });
+
+  test('unknown keys are counted before any lookup: a flood of random keys costs no query once the bucket is full', async (t) => {
+    const d = await startTestDaemon(t, 'sqlite', limits({}, { burst: { max: 3, windowMs: 5000 } }));
+    const native = (await (d.common.db.orm.em.getConnection() as unknown as { getNativeClient(): Promise<{ prepare(sql: string): unknown }> }).getNativeClient());
+    const prepare = native.prepare;
+    let statements = 0;
+    native.prepare = (sql: string) => {
+      statements++;
+      return prepare.call(native, sql);
+    };
+    t.after(() => {
+      native.prepare = prepare;
+    });
+    const random = () => ({ merchant: { id: 'x', apiKey: randomBytes(32).toString('hex'), apiSecret: 'a'.repeat(64) } });
+    for (let i = 0; i < 3; i++) assert.equal((await d.signed('GET', '/api/v1/payments', undefined, random())).status, 401);
+    const before = statements;
+    for (let i = 0; i < 20; i++) assertLimited(await d.signed('GET', '/api/v1/payments', undefined, random()), 5, `random key ${i + 1}`);
+    assert.equal(statements - before, 0, 'no database statement for a refused unknown key');
   });
 
   test('service-wide sustained bucket: N per ten seconds per IP', async (t) => {

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { signRequest } from '../../src/sdk/sign-request.ts';
@@ -25,6 +25,7 @@ async function signedFetch(base: string, creds: Creds, method: string, path: str
 describe('chaingate serve as a real process', () => {
   test('serves the signed API on the embedded SQLite default and finishes an in-flight request on SIGTERM', async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'cg-serve-'));
+    mkdirSync(join(dir, 'data'));
     t.after(() => rmSync(dir, { recursive: true, force: true }));
     const env = { CHAINGATE_DATABASE_URL: `sqlite:${join(dir, 'data', 'chaingate.db')}` };
     const creds = JSON.parse((await runCli(['merchant', 'create', '--name', 'Acme', '--json'], env)).stdout) as Creds;
@@ -39,7 +40,7 @@ describe('chaingate serve as a real process', () => {
     assert.equal(co.status, 201);
     await waitFor('low-water warning', async () => /wallet pool is running low/.test(serve.output()));
     assert.match(serve.output(), /"free":1,"lowWaterMark":20/);
-    assert.match(serve.output(), /"chains":\["ton"\].*have no indexer yet/);
+    assert.match(serve.output(), /"chains":\["ethereum",.*"ton"\].*no indexer has run yet for these enabled chains/);
 
     // An in-flight request: headers sent, body still coming when SIGTERM arrives.
     const body = JSON.stringify({ orderId: 'o2', amount: '100', currency: 'USD' });

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebhookDelivery } from '../../src/db/entities/webhook-delivery.entity.ts';
@@ -18,6 +18,7 @@ type T = { after(fn: () => Promise<void> | void): void };
 /** A temp folder with a SQLite URL and a config file that lets webhooks reach the local receiver. */
 function workspace(t: T, webhooks: Record<string, unknown> = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'cg-hooks-'));
+  mkdirSync(join(dir, 'data'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const config = join(dir, 'dev.yaml');
   const settings = { allowPrivateNetworks: true, retryScheduleSeconds: [0], retryJitter: 0, pollIntervalMs: 50, timeoutMs: 2000, leaseSeconds: 10, ...webhooks };

@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openCommon, type Common } from '../../src/cli/context.ts';
+import { openCommon } from '../../src/cli/context.ts';
+import type { Common } from '../../src/common.ts';
 import { WebhookAttempt } from '../../src/db/entities/webhook-attempt.entity.ts';
 import { WebhookDelivery } from '../../src/db/entities/webhook-delivery.entity.ts';
 import { recordEvent } from '../../src/db/events.ts';

@@ -225,7 +225,7 @@ for (const dialect of DIALECTS) {
       await cancelledInvoice(d, m);
       const open = () =>
         openCommon({
-          env: { CHAINGATE_DATABASE_URL: d.common.config.database.url, CHAINGATE_MASTER_KEY: 't'.repeat(64), CHAINGATE_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', CHAINGATE_PORT: '0' },
+          env: { CHAINGATE_DATABASE_URL: d.common.config.database.url, CHAINGATE_MASTER_KEY: 't'.repeat(64), CHAINGATE_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', CHAINGATE_PORT: '0', CHAINGATE_METRICS_PORT: '0' },
           overrides: { rateLimit: { enabled: false }, webhooks: { ...FAST, retryScheduleSeconds: [1.5] } },
         });
       const first = await startDaemon(await open(), { schedule: false, webhooks: true });

@@ -3,30 +3,44 @@ import { getNetwork, resolveRegistry } from '../../chains/registry.ts';
 import { CHAIN_SLUGS, isChainSlug } from '../../chains/slugs.ts';
 import { UsageError } from '../../domain/errors.ts';
 import { startIndexer } from '../../indexers/run-indexer.ts';
-import { createChainSource } from '../../indexers/sources.ts';
+import { startMetricsServer, type MetricsServer } from '../../daemon/metrics/server.ts';
+import { rpcRegistry } from '../../indexers/rpc-metrics.ts';
+import { createChainSource, hasIndexer } from '../../indexers/sources.ts';
+import { CHAIN_DEFAULTS } from '../../chains/chain-defaults.ts';
+
+/** Every chain an indexer exists for, in the registry's order. */
+export const INDEXABLE = CHAIN_SLUGS.filter((slug) => hasIndexer(CHAIN_DEFAULTS[slug].family));
 import { withCommon } from '../context.ts';
 
 export function indexCommand(): Command {
   return new Command('index')
     .description('run the chain indexer of one chain and network (a long-running process; one per chain and network)')
-    .argument('<chain>', 'chain slug: the EVM chains and bitcoin')
+    .argument('<chain>', `chain slug: ${INDEXABLE.join(', ')}`)
     .option('--testnet', "index the chain's testnet")
     .option('--from-block <n>', 'start at this block instead of the stored cursor')
     .option('--exit-if-running', 'exit instead of waiting when another indexer holds this chain and network')
-    .action(async (chain: string, opts: { testnet?: boolean; fromBlock?: string; exitIfRunning?: boolean }) => {
+    .option('--json', 'print one JSON start-up line on stdout: {"indexing": {chain, network, testnet}, "pid"} (logs on stderr are JSON lines either way)')
+    .action(async (chain: string, opts: { testnet?: boolean; fromBlock?: string; exitIfRunning?: boolean; json?: boolean }) => {
       if (!isChainSlug(chain)) throw new UsageError(`unknown chain slug ${JSON.stringify(chain)} (known: ${CHAIN_SLUGS.join(', ')})`);
       if (opts.fromBlock !== undefined && !/^\d{1,15}$/.test(opts.fromBlock)) throw new UsageError('--from-block must be a block number');
       await withCommon(async (common) => {
         const network = getNetwork(resolveRegistry(common.config.chains), chain, Boolean(opts.testnet));
         if (!network.enabled) throw new UsageError(`${chain} is disabled in the config (chains.${chain}.enabled)`);
         const source = await createChainSource(network, common.config, common.log);
+        // This process's RPC counters (docs/operations.md#metrics-and-health); progress is on the cursor row for serve's /metrics.
+        let metrics: MetricsServer | null = null;
+        if (common.config.metrics.indexerPort > 0) {
+          rpcRegistry.setDefaultLabels({ chain: network.chain, network: network.network });
+          metrics = await startMetricsServer({ host: common.config.metrics.host, port: common.config.metrics.indexerPort, registry: rpcRegistry });
+          common.log.info({ url: `${metrics.url}/metrics` }, 'indexer metrics are served');
+        }
         const indexer = startIndexer({
           db: common.db,
           log: common.log,
           key: { chain: network.chain, network: network.network, isTestnet: network.testnet },
           source,
           paymentContract: network.family === 'evm' ? network.paymentContract : null,
-          pollIntervalMs: Math.max(network.blockTimeMs, common.config.indexer.minPollMs),
+          pollIntervalMs: Math.max(network.pollMs ?? network.blockTimeMs, common.config.indexer.minPollMs),
           startMargin: network.startMargin,
           windowSize: Math.max(64, network.requiredConfirmations * 2),
           maxBlocksPerRange: common.config.indexer.maxBlocksPerRange,
@@ -35,6 +49,7 @@ export function indexCommand(): Command {
           lateWatchMs: common.config.indexer.lateWatchDays * 86_400_000,
           onLeaseHeld: opts.exitIfRunning ? 'exit' : 'wait',
         });
+        if (opts.json) process.stdout.write(`${JSON.stringify({ indexing: { chain: network.chain, network: network.network, testnet: network.testnet }, pid: process.pid })}\n`);
         const stop = (signal: string) => {
           common.log.info({ signal }, 'stopping the indexer');
           void indexer.stop();
@@ -48,6 +63,7 @@ export function indexCommand(): Command {
           throw err;
         } finally {
           source.close();
+          await metrics?.close();
         }
       }, { logBindings: { process: 'indexer' } });
     });

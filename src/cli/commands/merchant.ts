@@ -1,5 +1,6 @@
 import { Command, Option } from 'commander';
-import { CHAIN_SLUGS } from '../../chains/slugs.ts';
+import { CHAIN_DEFAULTS } from '../../chains/chain-defaults.ts';
+import { CHAIN_SLUGS, type ChainSlug } from '../../chains/slugs.ts';
 import { EVENT_TYPES } from '../../db/events.ts';
 import { createMerchant, getMerchantOrThrow, listMerchants, merchantView } from '../../db/merchants.ts';
 import { UsageError } from '../../domain/errors.ts';
@@ -30,7 +31,15 @@ function parseCurrencies(value: string): Record<string, string[]> {
     const [chain, symbols] = part.split(':');
     if (!chain || !symbols) throw new UsageError(`--currencies entry ${JSON.stringify(part)} must look like chain:SYM+SYM`);
     parseChains(chain);
-    out[chain] = symbols.split('+').map((s) => s.trim().toUpperCase()).filter(Boolean);
+    const list = symbols.split('+').map((s) => s.trim().toUpperCase()).filter(Boolean);
+    // Only coins the chain carries: a typo would otherwise silently offer nothing on that chain.
+    const defaults = CHAIN_DEFAULTS[chain as ChainSlug];
+    const known = [defaults.native.symbol, ...defaults.tokenSymbols];
+    const unknown = list.filter((s) => !known.includes(s));
+    if (list.length === 0 || unknown.length) {
+      throw new UsageError(`--currencies ${chain}: ${unknown.length ? `unknown coin(s) ${unknown.join(', ')}` : 'no coin given'} (${chain} carries ${known.join(', ')})`);
+    }
+    out[chain] = list;
   }
   return out;
 }

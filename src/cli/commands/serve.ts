@@ -1,11 +1,13 @@
 import { Command } from 'commander';
 import { startDaemon } from '../../daemon/serve.ts';
+import { redactConfig } from '../../config/load-config.ts';
 import { openCommon } from '../context.ts';
 
 export function serveCommand(): Command {
   return new Command('serve')
     .description('run the HTTP daemon: merchant gateway (/api/v1), buyer checkout API and hosted payment page')
-    .action(async () => {
+    .option('--json', 'machine-readable start-up line: {"listening", "metricsUrl", "database", "pid"} (logs on stderr are JSON lines either way)')
+    .action(async (opts: { json?: boolean }) => {
       const common = await openCommon({ logBindings: { process: 'serve' } });
       let daemon;
       try {
@@ -25,8 +27,11 @@ export function serveCommand(): Command {
         process.once('SIGTERM', () => shutdown('SIGTERM'));
         process.once('SIGINT', () => shutdown('SIGINT'));
       });
-      // Machine-readable line for scripts and tests that start the daemon on port 0.
-      process.stdout.write(`${JSON.stringify({ listening: daemon.url })}\n`);
+      // Machine-readable line for scripts and tests that start the daemon on port 0; --json says more.
+      const startup = opts.json
+        ? { listening: daemon.url, metricsUrl: daemon.metricsUrl, database: redactConfig(common.config).database.url, pid: process.pid }
+        : { listening: daemon.url };
+      process.stdout.write(`${JSON.stringify(startup)}\n`);
       await done;
     });
 }

@@ -1,12 +1,28 @@
 import { Command } from 'commander';
 import { statusReport, type StatusReport } from '../../db/status-report.ts';
 import { UsageError } from '../../domain/errors.ts';
+import type { Common } from '../../common.ts';
+import { createDeps } from '../../daemon/deps.ts';
 import { withCommon } from '../context.ts';
 import { emit, table } from '../output.ts';
 
 function counts(obj: Record<string, number>): string {
   const entries = Object.entries(obj);
   return entries.length ? entries.map(([k, v]) => `${k} ${v}`).join(' · ') : 'none';
+}
+
+/** One line per network: offered with its coins, or not offered and why. */
+export function renderOffers(r: StatusReport): string {
+  if (r.offers.length === 0) return '(no enabled chain)';
+  const width = Math.max(...r.offers.map((o) => `${o.chain} ${o.network}`.length));
+  return r.offers
+    .map((o) => {
+      const name = `${o.chain} ${o.network}`.padEnd(width);
+      if (!o.offered) return `${name}  NOT OFFERED: ${o.reasons.map((x) => x.message).join('; ')}`;
+      const unpriced = o.unpriced.length ? ` (no price for ${o.unpriced.join(', ')} in ${o.fiats.join(', ')})` : '';
+      return `${name}  offered: ${o.coins.join(', ')}${unpriced}`;
+    })
+    .join('\n');
 }
 
 export function renderStatus(r: StatusReport): string {
@@ -22,30 +38,51 @@ export function renderStatus(r: StatusReport): string {
     'indexers',
     table(r.indexers.map((i) => ({ ...i, state: i.running ? 'running' : 'stopped', updated: ago(i.updatedAt) })), ['chain', 'network', 'state', 'block', 'updated']),
     '',
+    'offered to buyers',
+    renderOffers(r),
+    '',
     'wallet pools',
     table(r.pools.map((p) => ({ ...p, network: p.isTestnet ? 'testnet' : 'mainnet' })), ['chain', 'network', 'free', 'leased', 'total']),
   ].join('\n');
 }
 
+function offerContext(common: Common) {
+  const deps = createDeps(common);
+  return { registry: deps.registry, config: common.config, rates: deps.rates };
+}
+
 export function statusCommand(): Command {
   return new Command('status')
-    .description('what the gateway is doing: payments, pools, indexers (running, block, last write) and webhook backlog')
+    .description('what the gateway is doing: payments, pools, indexers (running, block, last write), webhook backlog, and which chains buyers are offered (and why not)')
     .option('--watch [seconds]', 'redraw every few seconds (default 5) until interrupted')
     .option('--json', 'machine-readable output')
     .action(async (opts: { watch?: boolean | string; json?: boolean }) => {
       const every = opts.watch === undefined ? 0 : opts.watch === true ? 5 : Number(opts.watch);
       if (!Number.isFinite(every) || every < 0 || (opts.watch !== undefined && every < 1)) throw new UsageError('--watch takes a number of seconds (at least 1)');
       await withCommon(async (common) => {
+        const offers = offerContext(common);
         if (!every) {
-          const report = await statusReport(common.db);
+          const report = await statusReport(common.db, new Date(), 15, offers);
           emit(opts.json, report, () => renderStatus(report));
           return;
         }
+        if (!opts.json && process.stdout.isTTY && process.stdin.isTTY) {
+          // The full-screen view; loaded only here, so plain `status` stays quick to start.
+          const { runStatusScreen } = await import('../tui/status-screen.ts');
+          await runStatusScreen({
+            load: () => statusReport(common.db, new Date(), 15, offers),
+            everySeconds: every,
+            lowWaterMark: common.config.pools.lowWaterMark,
+            staleSeconds: Math.max(60, every * 3),
+          });
+          return;
+        }
+        // Not a terminal (a pipe, a log): the same report as text, redrawn.
         let stop = false;
         process.once('SIGINT', () => (stop = true));
         process.once('SIGTERM', () => (stop = true));
         while (!stop) {
-          const report = await statusReport(common.db);
+          const report = await statusReport(common.db, new Date(), 15, offers);
           if (opts.json) process.stdout.write(`${JSON.stringify(report)}\n`);
           else process.stdout.write(`\x1b[2J\x1b[H${renderStatus(report)}\n`);
           for (let waited = 0; waited < every * 1000 && !stop; waited += 200) await new Promise((r) => setTimeout(r, 200));

@@ -24,7 +24,7 @@ function parseCount(name: string) {
 }
 
 /** One address per line; blank lines and # comments ignored. Every line is validated before anything is stored. */
-function readAddressFile(path: string, family: Parameters<typeof validateAddress>[0], testnet: boolean): SeedEntry[] {
+function readAddressFile(path: string, family: Parameters<typeof validateAddress>[0], testnet: boolean, network: string): SeedEntry[] {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -38,7 +38,7 @@ function readAddressFile(path: string, family: Parameters<typeof validateAddress
     if (!value) return;
     try {
       assertPublicKeyMaterial(value);
-      entries.push({ address: validateAddress(family, value, testnet), index: null });
+      entries.push({ address: validateAddress(family, value, testnet, { network }), index: null });
     } catch (err) {
       if (err instanceof InvalidAddressError || err instanceof UsageError) bad.push(`line ${i + 1}: ${err.message}`);
       else throw err;
@@ -79,10 +79,10 @@ export function walletsCommand(): Command {
           assertPublicKeyMaterial(opts.xpub);
           source = keyFingerprint(opts.xpub);
           start = opts.start ?? (await nextDerivationIndex(em, pool, source));
-          entries = deriveAddresses({ family: network.family, testnet: network.testnet, xpub: opts.xpub, start, count: opts.count! });
+          entries = deriveAddresses({ family: network.family, testnet: network.testnet, network: network.network, xpub: opts.xpub, start, count: opts.count! });
         } else {
           source = 'file';
-          entries = readAddressFile(opts.file!, network.family, network.testnet);
+          entries = readAddressFile(opts.file!, network.family, network.testnet, network.network);
         }
         // Duplicates inside the input count as skipped too.
         const unique = [...new Map(entries.map((e) => [e.address, e])).values()];

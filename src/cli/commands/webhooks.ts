@@ -118,7 +118,8 @@ export function webhooksCommand(): Command {
   cmd
     .command('work')
     .description('run a webhook sender alone (serve runs one too); several may share one database')
-    .action(async () => {
+    .option('--json', 'the start-up line with the process id too: {"working", "pid"} (logs on stderr are JSON lines either way)')
+    .action(async (opts: { json?: boolean }) => {
       const common = await openCommon({ logBindings: { process: 'webhooks' } });
       const sender = createWebhookSender({ common });
       sender.start();
@@ -130,7 +131,7 @@ export function webhooksCommand(): Command {
         process.once('SIGTERM', () => shutdown('SIGTERM'));
         process.once('SIGINT', () => shutdown('SIGINT'));
         // Machine-readable line for scripts and tests.
-        process.stdout.write(`${JSON.stringify({ working: sender.owner })}\n`);
+        process.stdout.write(`${JSON.stringify(opts.json ? { working: sender.owner, pid: process.pid } : { working: sender.owner })}\n`);
       });
       try {
         await sender.stop();

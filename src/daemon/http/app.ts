@@ -1,13 +1,22 @@
 import { randomBytes } from 'node:crypto';
+import { createServer, STATUS_CODES } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type HTTPMethods, type RouteHandlerMethod } from 'fastify';
-import { GatewayError } from '../../domain/errors.ts';
+import { ERROR_STATUS, GatewayError, type ErrorCode } from '../../domain/errors.ts';
 import type { Logger } from '../../logger.ts';
 import { errorBody } from './envelope.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    registeredRoutes: { method: string; url: string }[];
+  }
+}
 
 export interface AppOptions {
   log: Logger;
   bodyLimit: number;
   trustProxy: boolean;
+  requestTimeoutMs?: number;
+  headersTimeoutMs?: number;
 }
 
 const METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
@@ -18,6 +27,13 @@ const METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
  */
 export function createHttpApp(options: AppOptions): FastifyInstance {
   const app: FastifyInstance = Fastify({
+    // Node checks request and header timeouts every connectionsCheckingInterval (30 s by default):
+    // checked every second, a slow client is cut off close to the configured time.
+    serverFactory: (handler) =>
+      createServer(
+        { connectionsCheckingInterval: 1000, requestTimeout: options.requestTimeoutMs ?? 30_000, headersTimeout: options.headersTimeoutMs ?? 10_000 },
+        handler,
+      ),
     loggerInstance: options.log.child({ component: 'http' }) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimit,
@@ -27,12 +43,30 @@ export function createHttpApp(options: AppOptions): FastifyInstance {
     // While closing, new requests get an enveloped 503 from the onRequest hook below instead.
     return503OnClosing: false,
     forceCloseConnections: 'idle',
+    requestTimeout: options.requestTimeoutMs ?? 30_000,
+    // Errors below the HTTP parser (bad header bytes, oversized headers, a timeout) get the envelope too.
+    clientErrorHandler: (err: NodeJS.ErrnoException, socket) => {
+      if (!socket.writable) return socket.destroy();
+      const { code, message } = clientErrorCode(err.code ?? '');
+      const status = ERROR_STATUS[code];
+      const requestId = `req_${randomBytes(12).toString('hex')}`;
+      const body = JSON.stringify(errorBody(requestId, code, message));
+      socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`);
+    },
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     // Malformed URLs and the like never reach the error handler; give them the envelope too.
     frameworkErrors: (err, req, reply) => {
       void (reply as unknown as FastifyReply).code(400).header('X-Request-Id', req.id).send(errorBody(req.id, 'VALIDATION_ERROR', `Malformed request: ${err.message}`));
     },
   });
+
+  // Every route as registered, for the OpenAPI coverage test (the 405 handlers are marked and left out).
+  const registered: { method: string; url: string }[] = [];
+  app.addHook('onRoute', (route) => {
+    if ((route.config as { methodNotAllowed?: boolean } | undefined)?.methodNotAllowed) return;
+    for (const method of [route.method].flat()) if (method !== 'HEAD') registered.push({ method, url: route.url });
+  });
+  app.decorate('registeredRoutes', registered);
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
@@ -68,20 +102,46 @@ export function createHttpApp(options: AppOptions): FastifyInstance {
   return app;
 }
 
-function mapFastifyError(err: FastifyError): { status: number; code: string; message: string } | null {
+/**
+ * Errors below the HTTP parser, answered on the raw socket: each code's status is the fixed one of
+ * ERROR_STATUS (431 HEADERS_TOO_LARGE, 408 REQUEST_TIMEOUT, else 400 VALIDATION_ERROR).
+ */
+export function clientErrorCode(nodeCode: string): { code: ErrorCode; message: string } {
+  switch (nodeCode) {
+    case 'HPE_HEADER_OVERFLOW':
+      return { code: 'HEADERS_TOO_LARGE', message: 'Request headers are too large' };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { code: 'REQUEST_TIMEOUT', message: 'The request was not received in time' };
+    default:
+      return { code: 'VALIDATION_ERROR', message: `Malformed HTTP request (${nodeCode || 'parse error'})` };
+  }
+}
+
+/** Fastify's own 4xx errors as coded answers; the status is always the code's fixed one. */
+function mapFastifyError(err: FastifyError): { status: number; code: ErrorCode; message: string } | null {
+  const coded = (code: ErrorCode, message: string) => ({ status: ERROR_STATUS[code], code, message });
   switch (err.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return { status: 413, code: 'PAYLOAD_TOO_LARGE', message: 'Request body is too large' };
+      return coded('PAYLOAD_TOO_LARGE', 'Request body is too large');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Content-Type must be application/json' };
+      return coded('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return { status: 400, code: 'VALIDATION_ERROR', message: err.message };
+      return coded('VALIDATION_ERROR', err.message);
   }
-  if (err.statusCode === 429) return { status: 429, code: 'RATE_LIMITED', message: err.message };
-  if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
-    return { status: err.statusCode, code: 'VALIDATION_ERROR', message: err.message };
+  switch (err.statusCode) {
+    case 408:
+      return coded('REQUEST_TIMEOUT', err.message);
+    case 413:
+      return coded('PAYLOAD_TOO_LARGE', err.message);
+    case 415:
+      return coded('UNSUPPORTED_MEDIA_TYPE', err.message);
+    case 429:
+      return coded('RATE_LIMITED', err.message);
+    case 431:
+      return coded('HEADERS_TOO_LARGE', err.message);
   }
+  if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return coded('VALIDATION_ERROR', err.message);
   return null;
 }
 
@@ -110,6 +170,7 @@ export class RouteTable {
       this.app.route({
         method: others,
         url,
+        config: { methodNotAllowed: true },
         handler: async (req, reply) =>
           reply.code(405).header('Allow', allow).send(errorBody(req.id, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use ${allow}`)),
       });

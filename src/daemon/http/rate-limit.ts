@@ -95,8 +95,52 @@ interface Ring {
   size: number;
 }
 
-/** The two service-wide buckets, on every route of `app` (the root instance). No-op when disabled. */
-export function registerServiceWideLimits(app: FastifyInstance, config: RateLimitConfig): void {
+/** A gateway request whose service-wide charge waits for its signature check. */
+interface Deferred {
+  /** Takes one request from the buckets; the ms to wait when they are full (0: allowed). */
+  charge(): number;
+  charged: boolean;
+  verified: boolean;
+}
+const deferred = new WeakMap<FastifyRequest, Deferred>();
+
+/** The gateway verified this request's signature: it stays outside the service-wide buckets. */
+export function markSignatureVerified(req: FastifyRequest): void {
+  const d = deferred.get(req);
+  if (d) d.verified = true;
+}
+
+/**
+ * The gateway refused this request's credentials (bad signature, disabled or rotated point): it
+ * counts against the service-wide buckets after all, and is answered 429 when they are full.
+ */
+export function chargeRefusedRequest(req: FastifyRequest): void {
+  const d = deferred.get(req);
+  if (!d || d.charged) return;
+  d.charged = true;
+  const waitMs = d.charge();
+  if (waitMs > 0) throw limitedError(req, waitMs);
+}
+
+function limitedError(req: FastifyRequest, waitMs: number): GatewayError {
+  const err = rateLimitedError(Math.max(1, Math.ceil(waitMs / 1000)), 'service-wide limit');
+  // Refused before any route's CORS handling: let a cross-origin caller read the 429 and its
+  // Retry-After (it reveals nothing a same-origin caller would not see).
+  if (req.headers.origin) Object.assign(err.headers!, { 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': 'Retry-After, X-Request-Id' });
+  return err;
+}
+
+/**
+ * The two service-wide buckets, on every route of `app` (the root instance). No-op when disabled.
+ * With `serviceWide.gateway` false, signed /api/v1 requests of active merchant points are exempt:
+ *  - only a key the gateway's merchant cache already holds as active (`isTrustedKey`, no database
+ *    query) defers the charge; every other request, unknown keys included, is counted first;
+ *  - a deferred request is exempt only once its signature verified; a refused one is charged (and
+ *    may get the 429); an unknown route is counted up front, and a deferred request that never
+ *    reached the signature check is counted when it ends. A disabled or rotated point leaves the cache at its next request, so its key
+ *    stops deferring at once.
+ */
+export function registerServiceWideLimits(app: FastifyInstance, config: RateLimitConfig, isTrustedKey: (apiKey: string) => boolean = () => false): void {
   if (!config.enabled) return;
   const { burst, sustained } = config.serviceWide;
   const limiter = new SlidingWindowLimiter([burst, sustained]);
@@ -105,14 +149,22 @@ export function registerServiceWideLimits(app: FastifyInstance, config: RateLimi
   app.addHook('onClose', async () => clearInterval(timer));
   app.addHook('onRequest', async (req) => {
     // Signed merchant back ends are not throttled by the buyer-facing buckets unless asked to be.
-    if (!config.serviceWide.gateway && (req.url === '/api/v1' || req.url.startsWith('/api/v1/'))) return;
+    if (!config.serviceWide.gateway && (req.url === '/api/v1' || req.url.startsWith('/api/v1/'))) {
+      const key = req.headers['x-api-key'];
+      // Deferred only on a matched route, where the gateway checks the signature (not a 404).
+      if (typeof key === 'string' && key.length <= 128 && req.routeOptions.url !== undefined && isTrustedKey(key)) {
+        deferred.set(req, { charge: () => limiter.take(clientKey(req)), charged: false, verified: false });
+        return;
+      }
+    }
     const waitMs = limiter.take(clientKey(req));
-    if (waitMs > 0) {
-      const err = rateLimitedError(Math.max(1, Math.ceil(waitMs / 1000)), 'service-wide limit');
-      // Refused before any route's CORS handling: let a cross-origin caller read the 429 and its
-      // Retry-After (it reveals nothing a same-origin caller would not see).
-      if (req.headers.origin) Object.assign(err.headers!, { 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': 'Retry-After, X-Request-Id' });
-      throw err;
+    if (waitMs > 0) throw limitedError(req, waitMs);
+  });
+  app.addHook('onResponse', async (req) => {
+    const d = deferred.get(req);
+    if (d && !d.charged && !d.verified) {
+      d.charged = true;
+      d.charge();
     }
   });
 }

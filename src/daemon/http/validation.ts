@@ -17,10 +17,51 @@ export function parseWith<S extends z.ZodType>(schema: S, value: unknown, where 
 const parsed = new WeakMap<FastifyRequest, unknown>();
 
 /** The JSON body, parsed from the raw bytes kept for signature checks. Missing body -> undefined. */
+/** Deepest nesting of arrays and objects a request body may have (docs/api.md#limits). */
+export const MAX_JSON_DEPTH = 32;
+/** Largest serialized size of a free-form JSON field (metadata, customerMetadata), in characters. */
+export const MAX_JSON_FIELD_CHARS = 16_384;
+
+/** Nesting depth of a parsed JSON value, without recursion (a hostile body cannot overflow the stack here). */
+export function jsonDepth(value: unknown): number {
+  return inspectJson(value).depth;
+}
+
+/**
+ * Nesting depth of a parsed JSON value and whether any decoded string (a value or a key) holds
+ * NUL, in one walk without recursion. NUL is looked for after decoding: the escape `\u0000` is a
+ * NUL, while the text `\\u0000` (an escaped backslash, then "u0000") is not.
+ */
+export function inspectJson(value: unknown): { depth: number; hasNul: boolean } {
+  let deepest = 0;
+  let hasNul = false;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v === 'string') {
+      if (v.includes('\0')) hasNul = true;
+      continue;
+    }
+    if (v === null || typeof v !== 'object') continue;
+    deepest = Math.max(deepest, depth + 1);
+    if (deepest > MAX_JSON_DEPTH) return { depth: deepest, hasNul };
+    if (Array.isArray(v)) for (const child of v) stack.push([child, depth + 1]);
+    else
+      for (const [k, child] of Object.entries(v as object)) {
+        if (k.includes('\0')) hasNul = true;
+        stack.push([child, depth + 1]);
+      }
+  }
+  return { depth: deepest, hasNul };
+}
+
 export function jsonBody(req: FastifyRequest): unknown {
   if (parsed.has(req)) return parsed.get(req);
   const raw = rawBody(req);
   let value: unknown;
+  // PostgreSQL text cannot hold NUL, and no field of this API has a use for it: refused on both
+  // databases alike, as a raw byte here and as a decoded character (the \u0000 escape) below.
+  if (raw.includes(0)) throw nulError();
   if (raw.length === 0) value = undefined;
   else {
     try {
@@ -31,8 +72,17 @@ export function jsonBody(req: FastifyRequest): unknown {
       });
     }
   }
+  const { depth, hasNul } = inspectJson(value);
+  if (depth > MAX_JSON_DEPTH) {
+    throw new GatewayError('VALIDATION_ERROR', 'Request body is nested too deeply', { details: [{ path: 'body', message: `JSON may nest at most ${MAX_JSON_DEPTH} levels` }] });
+  }
+  if (hasNul) throw nulError();
   parsed.set(req, value);
   return value;
+}
+
+function nulError(): GatewayError {
+  return new GatewayError('VALIDATION_ERROR', 'Request body must not contain NUL characters', { details: [{ path: 'body', message: 'NUL (\\u0000) is not allowed in any field' }] });
 }
 
 export function rawBody(req: FastifyRequest): Buffer {
@@ -40,10 +90,9 @@ export function rawBody(req: FastifyRequest): Buffer {
 }
 
 /** A JSON object as sent: the same reference is kept, so keys such as "__proto__" stay plain data. */
-export const jsonObject = z.custom<Record<string, unknown>>(
-  (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
-  { message: 'must be a JSON object' },
-);
+export const jsonObject = z
+  .custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), { message: 'must be a JSON object' })
+  .refine((v) => JSON.stringify(v).length <= MAX_JSON_FIELD_CHARS, { message: `must be at most ${MAX_JSON_FIELD_CHARS} characters as JSON` });
 
 export const absoluteUrl = z
   .string()

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Common } from '../../cli/context.ts';
+import type { Common } from '../../common.ts';
 import type { MerchantPoint } from '../../db/entities/merchant-point.entity.ts';
 import type { DeliveryState } from '../../db/entities/webhook-delivery.entity.ts';
 import type { WebhookEvent } from '../../db/entities/webhook-event.entity.ts';
@@ -51,6 +51,8 @@ export interface WebhookSenderOptions {
   post?: (input: PostInput) => Promise<PostResult>;
   /** Tests: the jitter's random source. */
   random?: () => number;
+  /** Called with the time from a delivery's creation to its success (metrics). */
+  onDelivered?: (latencyMs: number) => void;
 }
 
 export function newSenderOwner(): string {
@@ -110,7 +112,10 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
 
     const fields = { deliveryId, eventId: event.id, type: event.type, merchantId: merchant.id, attempt: attemptNumber, statusCode: result.statusCode, durationMs: result.durationMs };
     if (!held) log.warn(fields, 'webhook delivery lease ran out during the attempt; its state was left to the new holder');
-    if (result.ok) log.info(fields, 'webhook delivered');
+    if (result.ok) {
+      log.info(fields, 'webhook delivered');
+      options.onDelivered?.(Date.now() - delivery.createdAt.getTime());
+    }
     else log.warn({ ...fields, error: result.error, state, nextAttemptAt }, state === 'FAILED' ? 'webhook delivery failed for good' : 'webhook attempt failed; will retry');
 
     return {

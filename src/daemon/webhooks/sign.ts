@@ -1,4 +1,4 @@
-import { signWebhookPayload } from '../../sdk/verify-webhook.ts';
+import { signWebhookPayload, standardWebhookSignature } from '../../sdk/verify-webhook.ts';
 
 // The sender signs with the same function the merchant SDK verifies with, so the two cannot drift.
 
@@ -26,5 +26,9 @@ export function webhookHeaders(input: WebhookHeadersInput): Record<string, strin
     'X-Webhook-Timestamp': String(input.timestamp),
     'X-Webhook-Signature': signWebhookPayload(input.apiSecret, input.timestamp, input.body),
     'X-Webhook-Attempt': String(input.attemptNumber),
+    // Standard Webhooks (https://www.standardwebhooks.com): the same event id on every attempt.
+    'webhook-id': input.eventId,
+    'webhook-timestamp': String(input.timestamp),
+    'webhook-signature': standardWebhookSignature(input.apiSecret, input.eventId, input.timestamp, input.body),
   };
 }

@@ -12,6 +12,8 @@ const IndexedBlockSchema = defineEntity({
     number: p.bigint('string'),
     hash: p.string().length(128),
     parentHash: p.string().length(128),
+    /** Block time, unix seconds: completedAt of a payment that waited for finality is the time its depth was reached. */
+    timestamp: p.bigint('string').nullable(),
   },
 });
 

@@ -2,8 +2,7 @@ import { defineEntity, p } from '@mikro-orm/core';
 import { amountColumn, createdAtProperty, idProperty, updatedAtProperty } from './base.ts';
 import { MerchantPoint } from './merchant-point.entity.ts';
 
-export const INVOICE_STATUSES = ['DRAFT', 'OPEN', 'PAYMENT_PENDING', 'PAID', 'EXPIRED', 'CANCELLED'] as const;
-export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
+import type { InvoiceStatus } from '../../domain/lifecycle.ts';
 
 const InvoiceSchema = defineEntity({
   name: 'Invoice',

@@ -17,6 +17,11 @@ const MerchantPointSchema = defineEntity({
     acceptedCurrencies: p.json<Record<string, string[]>>().nullable(),
     /** Webhook event types this point receives; null means all. */
     webhookEvents: p.json<string[]>().nullable(),
+    /**
+     * Bumped by every change of the row (MikroORM's optimistic-lock version): a daemon's cached copy
+     * of the point (its decrypted secret included) is good only while the stored version matches.
+     */
+    version: p.integer().version(),
     createdAt: createdAtProperty(),
     updatedAt: updatedAtProperty(),
   },

@@ -1,8 +1,7 @@
 import { defineEntity, p } from '@mikro-orm/core';
 import { amountColumn, createdAtProperty, idProperty, updatedAtProperty } from './base.ts';
 
-export const TRANSFER_STATUSES = ['CREDITED', 'UNMATCHED', 'LATE', 'EXTRA', 'NOT_CREDITED', 'REORGED', 'REVERTED'] as const;
-export type TransferStatus = (typeof TRANSFER_STATUSES)[number];
+import type { TransferStatus } from '../../domain/lifecycle.ts';
 
 /** Every transfer an indexer saw to a watched address, credited or not. Unique per chain + tx + output/log index. */
 const ObservedTransferSchema = defineEntity({

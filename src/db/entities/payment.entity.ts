@@ -3,8 +3,7 @@ import { amountColumn, createdAtProperty, idProperty, updatedAtProperty } from '
 import { Invoice } from './invoice.entity.ts';
 import { MerchantPoint } from './merchant-point.entity.ts';
 
-export const PAYMENT_STATUSES = ['PENDING', 'PROCESSING', 'CONFIRMING', 'COMPLETED', 'FAILED', 'EXPIRED', 'REFUNDED'] as const;
-export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
+import type { PaymentStatus } from '../../domain/lifecycle.ts';
 export const PAYMENT_TYPES = ['DIRECT', 'SMART_CONTRACT'] as const;
 export type PaymentType = (typeof PAYMENT_TYPES)[number];
 export const PAYMENT_METHODS = ['direct', 'web3', 'service_wallet'] as const;

@@ -1,42 +1,14 @@
 import { getAddress, id as keccakId, zeroPadValue } from 'ethers';
+import type { Logger } from '../../logger.ts';
+import { finalizedReader } from './finality.ts';
 import { RangeTooLargeError, RpcUnsupportedError, type Rpc } from './rpc.ts';
+import { BlockSchema, LogsSchema, quantity, ReceiptStatusSchema, TraceBlockSchema, TraceFrameSchema, type RpcBlock, type RpcLog, type RpcTx, type TraceFrame } from './schemas.ts';
 import { assertLinked, ReorgDuringFetch, type BlockRef, type ChainSource, type RangeResult, type SeenTransfer, type WatchSet } from '../source.ts';
 
+export { LogsSchema } from './schemas.ts';
 export const TRANSFER_TOPIC = keccakId('Transfer(address,address,uint256)');
 export const PAYMENT_RECEIVED_TOPIC = keccakId('PaymentReceived(bytes32,address,address,uint256)');
 const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
-
-interface RpcBlock {
-  number: string;
-  hash: string;
-  parentHash: string;
-  timestamp: string;
-  transactions: (string | RpcTx)[];
-}
-interface RpcTx {
-  hash: string;
-  from: string;
-  to: string | null;
-  value: string;
-}
-interface RpcLog {
-  address: string;
-  topics: string[];
-  data: string;
-  blockNumber: string;
-  blockHash: string;
-  transactionHash: string;
-  logIndex: string;
-  removed?: boolean;
-}
-interface TraceFrame {
-  type?: string;
-  from?: string;
-  to?: string;
-  value?: string;
-  error?: string;
-  calls?: TraceFrame[];
-}
 
 const hex = (n: bigint) => `0x${n.toString(16)}`;
 const topicAddress = (topic: string) => getAddress(`0x${topic.slice(-40)}`);
@@ -47,6 +19,13 @@ export interface EvmSourceOptions {
   traces: boolean;
   /** Deposit addresses per eth_getLogs OR-list. */
   addressChunk?: number;
+  /**
+   * The node answers the `finalized` block tag (probed at start-up, finality.ts): its height then,
+   * and a logger for the ticks whose read fails. Completion waits for the tag; absent, the count alone.
+   */
+  finality?: { atStart: bigint; log: Logger };
+  /** Past this many address chunks, read every Transfer log of the range once and match locally. */
+  unfilteredAboveChunks?: number;
 }
 
 /**
@@ -60,14 +39,15 @@ export function createEvmSource(options: EvmSourceOptions): ChainSource {
   const { rpc } = options;
   const chunk = options.addressChunk ?? 500;
   let traceBlockSupported: boolean | null = null;
+  const readFinalized = options.finality ? finalizedReader(rpc, options.finality.log, options.finality.atStart) : null;
 
   async function getBlock(n: bigint, full: boolean): Promise<RpcBlock> {
-    return rpc.call<RpcBlock>('eth_getBlockByNumber', [hex(n), full]);
+    return rpc.call('eth_getBlockByNumber', [hex(n), full], { schema: BlockSchema });
   }
 
   async function getLogs(filter: Record<string, unknown>, from: bigint, to: bigint): Promise<RpcLog[]> {
     try {
-      return await rpc.call<RpcLog[]>('eth_getLogs', [{ ...filter, fromBlock: hex(from), toBlock: hex(to) }]);
+      return await rpc.call('eth_getLogs', [{ ...filter, fromBlock: hex(from), toBlock: hex(to) }], { schema: LogsSchema });
     } catch (err) {
       if (!(err instanceof RangeTooLargeError) || from === to) throw err;
       const mid = from + (to - from) / 2n;
@@ -78,8 +58,11 @@ export function createEvmSource(options: EvmSourceOptions): ChainSource {
   async function traceBlock(block: RpcBlock): Promise<{ txHash: string; result: TraceFrame }[]> {
     if (traceBlockSupported !== false) {
       try {
-        const traces = await rpc.call<{ txHash?: string; result: TraceFrame }[]>('debug_traceBlockByNumber', [block.number, { tracer: 'callTracer' }]);
+        const traces = await rpc.call('debug_traceBlockByNumber', [block.number, { tracer: 'callTracer' }], { schema: TraceBlockSchema });
         traceBlockSupported = true;
+        if (traces.length !== block.transactions.length) {
+          throw new Error(`malformed answer to debug_traceBlockByNumber: ${traces.length} traces for the ${block.transactions.length} transactions of block ${BigInt(block.number)}`);
+        }
         return traces.map((t, i) => ({ txHash: t.txHash ?? txHashOf(block.transactions[i]!), result: t.result }));
       } catch (err) {
         if (!(err instanceof RpcUnsupportedError)) throw err;
@@ -90,19 +73,23 @@ export function createEvmSource(options: EvmSourceOptions): ChainSource {
     const out: { txHash: string; result: TraceFrame }[] = [];
     for (const tx of block.transactions) {
       const hash = txHashOf(tx);
-      out.push({ txHash: hash, result: await rpc.call<TraceFrame>('debug_traceTransaction', [hash, { tracer: 'callTracer' }]) });
+      out.push({ txHash: hash, result: await rpc.call('debug_traceTransaction', [hash, { tracer: 'callTracer' }], { schema: TraceFrameSchema }) });
     }
     return out;
   }
 
   return {
     async head() {
-      return BigInt(await rpc.call<string>('eth_blockNumber', []));
+      return BigInt(await rpc.call('eth_blockNumber', [], { schema: quantity }));
     },
 
     async blockAt(n) {
-      const b = await rpc.call<RpcBlock | null>('eth_getBlockByNumber', [hex(n), false], { allowNull: true });
+      const b = await rpc.call<RpcBlock | null>('eth_getBlockByNumber', [hex(n), false], { allowNull: true, schema: BlockSchema });
       return b ? toRef(b) : null;
+    },
+
+    async finalized() {
+      return readFinalized ? readFinalized() : null;
     },
 
     async fetchRange(from, to, watch: WatchSet): Promise<RangeResult> {
@@ -121,7 +108,7 @@ export function createEvmSource(options: EvmSourceOptions): ChainSource {
           const ref = hashAt.get(BigInt(block.number))!;
           for (const tx of block.transactions) {
             if (typeof tx === 'string' || !tx.to || !watched.has(tx.to.toLowerCase()) || BigInt(tx.value) === 0n) continue;
-            const receipt = await rpc.call<{ status: string }>('eth_getTransactionReceipt', [tx.hash]);
+            const receipt = await rpc.call('eth_getTransactionReceipt', [tx.hash], { schema: ReceiptStatusSchema });
             transfers.push({
               txHash: tx.hash,
               logIndex: -1,
@@ -167,12 +154,16 @@ export function createEvmSource(options: EvmSourceOptions): ChainSource {
         }
       }
 
-      // ERC-20 Transfer logs to watched addresses, from any contract.
+      // ERC-20 Transfer logs to watched addresses, from any contract. Few addresses: the node filters
+      // by recipient (one call per chunk). Many: one call for every Transfer of the range, matched
+      // here, so calls per block stay constant however many payments are open (docs/indexers.md).
       const padded = [...watched].map((a) => zeroPadValue(a, 32));
-      for (let i = 0; i < padded.length; i += chunk) {
-        const logs = await getLogs({ topics: [TRANSFER_TOPIC, null, padded.slice(i, i + chunk)] }, from, to);
-        for (const log of logs) {
+      const chunks = Math.ceil(padded.length / chunk);
+      const filters = chunks > (options.unfilteredAboveChunks ?? 4) ? [{ topics: [TRANSFER_TOPIC] }] : Array.from({ length: chunks }, (_, i) => ({ topics: [TRANSFER_TOPIC, null, padded.slice(i * chunk, (i + 1) * chunk)] }));
+      for (const filter of filters) {
+        for (const log of await getLogs(filter, from, to)) {
           if (log.removed || log.topics.length !== 3 || log.data.length !== 66) continue; // ERC-721 and odd events
+          if (!watched.has(`0x${log.topics[2]!.slice(-40)}`.toLowerCase())) continue;
           transfers.push(
             logTransfer(log, checkLog(hashAt, log), { from: topicAddress(log.topics[1]!), to: topicAddress(log.topics[2]!), token: getAddress(log.address), kind: 'token' }),
           );

@@ -1,6 +1,8 @@
 import { FetchRequest, JsonRpcProvider, Network } from 'ethers';
+import type { z } from 'zod';
 import type { Logger } from '../../logger.ts';
 import { backoffMs, RpcAborted, sleep } from '../retry.ts';
+import { recordRpcCall } from '../rpc-metrics.ts';
 
 /** The provider said the block range or result set is too large: split the request and retry. */
 export class RangeTooLargeError extends Error {
@@ -12,14 +14,38 @@ export class RpcUnsupportedError extends Error {
   override readonly name = 'RpcUnsupportedError';
 }
 
-const UNSUPPORTED_CODES = new Set([-32601, -32004]);
+/**
+ * A call with `maxAttempts` failed that many times. `code` is the JSON-RPC error code when the node
+ * itself answered with an error object (e.g. geth's -32000 "finalized block not found"), undefined
+ * for transport faults and malformed answers.
+ */
+export class RpcGaveUpError extends Error {
+  override readonly name = 'RpcGaveUpError';
+  constructor(
+    message: string,
+    readonly code: number | undefined,
+  ) {
+    super(message);
+  }
+}
+
+// -32601 method not found, -32602 invalid params (e.g. a block tag the node does not know), -32004 method not supported.
+const UNSUPPORTED_CODES = new Set([-32601, -32602, -32004]);
 const UNSUPPORTED_HINTS = /(method not found|not supported|does not exist\/is not available|is not available|unsupported method)/i;
 
 const RANGE_HINTS = /(block range|range is too (large|wide)|more than \d+ (results|logs)|query returned more than|too many (results|logs|blocks)|limit exceeded|exceed(s|ed)? .*(range|limit)|response size)/i;
 
+export interface CallOptions<T> {
+  allowNull?: boolean;
+  /** The answer's shape: anything else is a logged, retried fault naming the method, never a cast. */
+  schema?: z.ZodType<T>;
+  /** Give up after this many failed attempts with RpcGaveUpError (default: retry until stopped). */
+  maxAttempts?: number;
+}
+
 export interface Rpc {
-  /** One JSON-RPC call, retried with capped exponential backoff on timeouts, 429s, 5xx, garbage and nulls. */
-  call<T>(method: string, params: unknown[], options?: { allowNull?: boolean }): Promise<T>;
+  /** One JSON-RPC call, retried with capped exponential backoff on timeouts, 429s, 5xx, garbage, wrong shapes and nulls. */
+  call<T>(method: string, params: unknown[], options?: CallOptions<T>): Promise<T>;
   provider: JsonRpcProvider;
   close(): void;
 }
@@ -31,11 +57,14 @@ export interface RpcOptions {
   timeoutMs?: number;
   maxBackoffMs?: number;
   signal?: AbortSignal;
+  /** Sent with every request (a provider's API key header, e.g. TronGrid's TRON-PRO-API-KEY); never logged. */
+  headers?: Record<string, string>;
 }
 
 export function createRpc(options: RpcOptions): Rpc {
   const request = new FetchRequest(options.url);
   request.timeout = options.timeoutMs ?? 15_000;
+  for (const [name, value] of Object.entries(options.headers ?? {})) request.setHeader(name, value);
   // One request per call (no batching), no cache: a confirmation count must never be stale.
   const provider = new JsonRpcProvider(request, options.chainId ? Network.from(options.chainId) : undefined, {
     staticNetwork: options.chainId ? Network.from(options.chainId) : undefined,
@@ -45,17 +74,34 @@ export function createRpc(options: RpcOptions): Rpc {
   });
   const maxBackoff = options.maxBackoffMs ?? 30_000;
 
-  async function call<T>(method: string, params: unknown[], callOptions: { allowNull?: boolean } = {}): Promise<T> {
+  async function call<T>(method: string, params: unknown[], callOptions: CallOptions<T> = {}): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       if (options.signal?.aborted) throw new RpcAborted('stopping');
+      const startedAt = performance.now();
       try {
-        const result = (await provider.send(method, params)) as T;
-        if ((result === null || result === undefined) && !callOptions.allowNull) throw new Error(`${method} returned null`);
-        return result;
+        const result: unknown = await provider.send(method, params);
+        recordRpcCall(method, true, startedAt);
+        if (result === null || result === undefined) {
+          if (!callOptions.allowNull) throw new Error(`${method} returned null`);
+          return result as T;
+        }
+        if (!callOptions.schema) return result as T;
+        const parsed = callOptions.schema.safeParse(result);
+        if (!parsed.success) {
+          const issue = parsed.error.issues[0];
+          throw new Error(`malformed answer to ${method}: ${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'unexpected shape'}`);
+        }
+        return parsed.data;
       } catch (err) {
+        if (!(err instanceof Error && err.message.startsWith('malformed answer to'))) recordRpcCall(method, false, startedAt);
         const message = errorText(err);
         if (RANGE_HINTS.test(message)) throw new RangeTooLargeError(message);
-        if (UNSUPPORTED_CODES.has(errorCode(err) ?? 0) || UNSUPPORTED_HINTS.test(message)) throw new RpcUnsupportedError(`${method}: ${message}`);
+        const code = errorCode(err);
+        if (UNSUPPORTED_CODES.has(code ?? 0) || UNSUPPORTED_HINTS.test(message)) throw new RpcUnsupportedError(`${method}: ${message}`);
+        if (callOptions.maxAttempts !== undefined && attempt + 1 >= callOptions.maxAttempts) {
+          options.log.warn({ method, attempts: attempt + 1, error: message.slice(0, 300) }, 'RPC call failed; giving up');
+          throw new RpcGaveUpError(`${method}: ${message.slice(0, 300)}`, code);
+        }
         const delay = backoffMs(attempt, maxBackoff);
         options.log.warn({ method, attempt: attempt + 1, retryInMs: Math.round(delay), error: message.slice(0, 300) }, 'RPC call failed; retrying');
         await sleep(delay, options.signal);

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { HttpClient } from '../http-client.ts';
 import { assertLinked, type BlockRef, type ChainSource, type RangeResult, type SeenTransfer, type WatchSet } from '../source.ts';
 
@@ -7,107 +8,234 @@ export const SOLANA_GENESIS: Readonly<Record<string, string>> = {
   DEVNET: 'EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG',
 };
 
-/** getBlock errors that mean the slot has no block (skipped by its leader, or pruned as skipped). */
+// Agave's RPC error codes (rpc-client-api/src/custom_error.rs).
+/** "Block not available for slot N": not (yet) confirmed on this node. Above the finalized slot: stop and come back. */
+export const BLOCK_NOT_AVAILABLE = -32004;
+/** "Slot N was skipped, or missing due to ledger jump to recent snapshot" / "… in long-term storage": no block there. */
 const SKIPPED = new Set([-32007, -32009]);
 /** Token balances get log indexes from here on, so they never meet a SOL balance's account index. */
 export const TOKEN_LOG_INDEX_BASE = 1_000_000;
 
-interface TokenBalance {
-  accountIndex: number;
-  mint: string;
-  owner?: string;
-  uiTokenAmount: { amount: string };
-}
-interface SolanaTx {
-  transaction: { signatures: string[]; message: { accountKeys: (string | { pubkey: string })[] } };
-  meta: {
-    err: unknown;
-    preBalances: (number | string)[];
-    postBalances: (number | string)[];
-    preTokenBalances?: TokenBalance[];
-    postTokenBalances?: TokenBalance[];
-    loadedAddresses?: { writable: string[]; readonly: string[] };
-  } | null;
-}
-interface SolanaBlock {
-  blockhash: string;
-  previousBlockhash: string;
-  parentSlot: number;
-  blockTime: number | null;
-  transactions?: SolanaTx[];
+const pubkey = z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, 'a base58 public key');
+const lamports = z.union([z.number().int().nonnegative(), z.string().regex(/^\d+$/)]).transform((v) => BigInt(v));
+const TokenBalanceSchema = z.looseObject({
+  accountIndex: z.number().int().nonnegative(),
+  mint: pubkey,
+  owner: pubkey.optional(),
+  programId: pubkey.optional(),
+  uiTokenAmount: z.looseObject({ amount: z.string().regex(/^\d+$/) }),
+});
+const MetaSchema = z.looseObject({
+  err: z.unknown(),
+  preBalances: z.array(lamports),
+  postBalances: z.array(lamports),
+  preTokenBalances: z.array(TokenBalanceSchema).optional(),
+  postTokenBalances: z.array(TokenBalanceSchema).optional(),
+  loadedAddresses: z.looseObject({ writable: z.array(pubkey), readonly: z.array(pubkey) }).optional(),
+});
+/**
+ * A transaction as getBlock / getTransaction return it, in either form we ask for:
+ * transactionDetails "accounts" (accountKeys as objects, lookup-table accounts included with
+ * source "lookupTable") or encoding "json" (message.accountKeys strings, then meta.loadedAddresses).
+ */
+const TxSchema = z.union([
+  z.looseObject({ transaction: z.looseObject({ signatures: z.array(z.string()).min(1), accountKeys: z.array(z.looseObject({ pubkey })) }), meta: MetaSchema.nullable() }).transform((t) => ({
+    signature: t.transaction.signatures[0]!,
+    keys: t.transaction.accountKeys.map((k) => k.pubkey),
+    meta: t.meta,
+  })),
+  z.looseObject({ transaction: z.looseObject({ signatures: z.array(z.string()).min(1), message: z.looseObject({ accountKeys: z.array(pubkey) }) }), meta: MetaSchema.nullable() }).transform((t) => ({
+    signature: t.transaction.signatures[0]!,
+    keys: [...t.transaction.message.accountKeys, ...(t.meta?.loadedAddresses?.writable ?? []), ...(t.meta?.loadedAddresses?.readonly ?? [])],
+    meta: t.meta,
+  })),
+]);
+const BlockSchema = z.looseObject({
+  blockhash: pubkey,
+  previousBlockhash: pubkey,
+  parentSlot: z.number().int().nonnegative(),
+  blockTime: z.number().int().nullable(),
+  transactions: z.array(TxSchema).optional(),
+});
+const TransactionResultSchema = TxSchema;
+const SignaturesSchema = z.array(z.looseObject({ signature: z.string(), slot: z.number().int().nonnegative(), err: z.unknown() }));
+type SolanaBlock = z.infer<typeof BlockSchema>;
+type SolanaTx = z.infer<typeof TxSchema>;
+
+export class SolanaRpcError extends Error {
+  override readonly name = 'SolanaRpcError';
 }
 
-const BLOCK_CONFIG = { encoding: 'json', maxSupportedTransactionVersion: 0, rewards: false, commitment: 'confirmed' };
+export interface SolanaSourceOptions {
+  http: HttpClient;
+  /**
+   * `blocks` (default): every slot with getBlock, transactionDetails "accounts": cost independent of
+   * the open payments, bandwidth of the whole chain (a paid endpoint on mainnet). `addresses`:
+   * getSignaturesForAddress on each open deposit and its token accounts, finalized commitment: cheap
+   * for a few open payments, grows with them (docs/indexers.md).
+   */
+  mode?: 'blocks' | 'addresses';
+  /** getBlock calls in flight at once (blocks mode). */
+  concurrency?: number;
+  /** Token mints (USDC) whose associated token accounts are watched in addresses mode. */
+  mints?: string[];
+  /** Associated token account of an owner for a mint (addresses mode). */
+  tokenAccountOf?: (owner: string, mint: string) => Promise<string[]>;
+}
 
 /**
- * Reads Solana slot by slot with getBlock (one call per slot, whatever the number of addresses).
- * A deposit is a rise in a watched account's lamports (SOL) or in a token balance whose owner is a
- * watched address (SPL tokens such as USDC land in the owner's token account). Failed transactions
- * move nothing and are passed over. Skipped slots have no block: the range simply has a gap.
+ * Reads Solana. A deposit is a rise in a watched account's lamports (SOL) or in a token balance
+ * whose owner is a watched address (SPL and Token-2022 tokens such as USDC land in the owner's
+ * token account). Failed transactions move nothing and are passed over. Skipped slots have no
+ * block: the range simply has a gap. Blocks are read at the `confirmed` commitment and completion
+ * waits for the `finalized` slot.
  */
-export function createSolanaSource(options: { http: HttpClient }): ChainSource {
+export function createSolanaSource(options: SolanaSourceOptions): ChainSource {
   const { http } = options;
+  const mode = options.mode ?? 'blocks';
+  const concurrency = Math.max(1, options.concurrency ?? 4);
 
-  async function block(slot: bigint, details: 'full' | 'none'): Promise<SolanaBlock | null> {
-    const res = await http.jsonRpc<SolanaBlock | null>('getBlock', [Number(slot), { ...BLOCK_CONFIG, transactionDetails: details }]);
-    if (res.error) {
-      if (SKIPPED.has(res.error.code)) return null;
-      throw new Error(`getBlock ${slot}: ${res.error.code} ${res.error.message}`);
+  async function rpc<T extends z.ZodType>(method: string, params: unknown[], schema: T): Promise<{ result: z.infer<T> | null; code?: number; message?: string }> {
+    const res = await http.jsonRpc<unknown>(method, params);
+    if (res.error) return { result: null, code: res.error.code, message: res.error.message };
+    if (res.result === null || res.result === undefined) return { result: null };
+    const parsed = schema.safeParse(res.result);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new SolanaRpcError(`malformed answer to ${method}: ${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'unexpected shape'}`);
     }
-    return res.result ?? null;
+    return { result: parsed.data };
+  }
+
+  async function slotAt(commitment: 'confirmed' | 'finalized'): Promise<bigint> {
+    const res = await rpc('getSlot', [{ commitment }], z.number().int().nonnegative());
+    if (res.result === null) throw new SolanaRpcError(`getSlot (${commitment}): ${res.code ?? ''} ${res.message ?? 'no result'}`);
+    return BigInt(res.result);
+  }
+
+  /** `unavailable`: -32004, or a null result (Agave answers null where it has no block to give yet). */
+  type SlotRead = { kind: 'block'; block: SolanaBlock } | { kind: 'skipped' } | { kind: 'unavailable'; answer: string };
+
+  async function readSlot(slot: bigint, details: 'accounts' | 'none', commitment: 'confirmed' | 'finalized' = 'confirmed'): Promise<SlotRead> {
+    const config = { encoding: 'json', transactionDetails: details, maxSupportedTransactionVersion: 0, rewards: false, commitment };
+    const res = await rpc('getBlock', [Number(slot), config], BlockSchema);
+    if (res.result) return { kind: 'block', block: res.result };
+    if (res.code !== undefined && SKIPPED.has(res.code)) return { kind: 'skipped' };
+    if (res.code === BLOCK_NOT_AVAILABLE) return { kind: 'unavailable', answer: `${res.code} ${res.message ?? ''}`.trim() };
+    // A null result says nothing about whether a block exists there: never read as a skipped slot
+    // (the cursor would pass a block it never read, and every later range would fail to link).
+    if (res.code === undefined) return { kind: 'unavailable', answer: 'null' };
+    throw new SolanaRpcError(`getBlock ${slot}: ${res.code} ${res.message ?? ''}`);
   }
 
   const refOf = (slot: bigint, b: SolanaBlock): BlockRef => ({ number: slot, hash: b.blockhash, parentHash: b.previousBlockhash, timestamp: b.blockTime ?? 0 });
 
-  function deposits(watch: WatchSet, ref: BlockRef, b: SolanaBlock): SeenTransfer[] {
+  function deposits(watch: WatchSet, where: { slot: bigint; hash: string; time: number }, tx: SolanaTx): SeenTransfer[] {
+    const meta = tx.meta;
+    if (!meta || meta.err !== null) return [];
     const found: SeenTransfer[] = [];
-    for (const tx of b.transactions ?? []) {
-      const meta = tx.meta;
-      if (!meta || meta.err !== null) continue;
-      const signature = tx.transaction.signatures[0]!;
-      const keys = [
-        ...tx.transaction.message.accountKeys.map((k) => (typeof k === 'string' ? k : k.pubkey)),
-        ...(meta.loadedAddresses?.writable ?? []),
-        ...(meta.loadedAddresses?.readonly ?? []),
-      ];
-      const base = { txHash: signature, blockNumber: ref.number, blockHash: ref.hash, blockTime: ref.timestamp, from: null, kind: 'native' as const, reverted: false };
-      keys.forEach((key, i) => {
-        if (!watch.addresses.has(key)) return;
-        const delta = BigInt(meta.postBalances[i] ?? 0) - BigInt(meta.preBalances[i] ?? 0);
-        if (delta > 0n) found.push({ ...base, logIndex: i, to: key, token: null, amount: delta });
-      });
-      for (const post of meta.postTokenBalances ?? []) {
-        if (!post.owner || !watch.addresses.has(post.owner)) continue;
-        const pre = (meta.preTokenBalances ?? []).find((p) => p.accountIndex === post.accountIndex && p.mint === post.mint);
-        const delta = BigInt(post.uiTokenAmount.amount) - BigInt(pre?.uiTokenAmount.amount ?? '0');
-        if (delta > 0n) found.push({ ...base, logIndex: TOKEN_LOG_INDEX_BASE + post.accountIndex, to: post.owner, token: post.mint, amount: delta, kind: 'token' });
-      }
+    const base = { txHash: tx.signature, blockNumber: where.slot, blockHash: where.hash, blockTime: where.time, from: null, reverted: false };
+    tx.keys.forEach((key, i) => {
+      if (!watch.addresses.has(key)) return;
+      const delta = (meta.postBalances[i] ?? 0n) - (meta.preBalances[i] ?? 0n);
+      if (delta > 0n) found.push({ ...base, logIndex: i, to: key, token: null, amount: delta, kind: 'native' });
+    });
+    for (const post of meta.postTokenBalances ?? []) {
+      if (!post.owner || !watch.addresses.has(post.owner)) continue;
+      const pre = (meta.preTokenBalances ?? []).find((p) => p.accountIndex === post.accountIndex && p.mint === post.mint);
+      const delta = BigInt(post.uiTokenAmount.amount) - BigInt(pre?.uiTokenAmount.amount ?? '0');
+      if (delta > 0n) found.push({ ...base, logIndex: TOKEN_LOG_INDEX_BASE + post.accountIndex, to: post.owner, token: post.mint, amount: delta, kind: 'token' });
     }
     return found;
   }
 
+  async function fetchBlocks(from: bigint, to: bigint, watch: WatchSet, finalized: bigint): Promise<RangeResult> {
+    const details = watch.addresses.size ? 'accounts' : 'none';
+    const slots: bigint[] = [];
+    for (let s = from; s <= to; s++) slots.push(s);
+    const reads: SlotRead[] = new Array(slots.length);
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: Math.min(concurrency, slots.length) }, async () => {
+        for (let i = next++; i < slots.length; i = next++) reads[i] = await readSlot(slots[i]!, details);
+      }),
+    );
+    const blocks: BlockRef[] = [];
+    const transfers: SeenTransfer[] = [];
+    for (const [i, read] of reads.entries()) {
+      const slot = slots[i]!;
+      if (read.kind === 'unavailable') {
+        // Above the finalized slot the node cannot serve it yet (not confirmed here, or a skipped
+        // slot Agave cannot call skipped before it is rooted): keep what was read before it,
+        // end the range there and come back for the rest. At or below it, the node should have
+        // it: a fault, backed off and retried, never a gap.
+        if (slot > finalized) {
+          assertLinked(blocks);
+          return { blocks, transfers, through: slot - 1n };
+        }
+        throw new SolanaRpcError(`getBlock ${slot}: block not available at or below the finalized slot ${finalized} (answer: ${read.answer})`);
+      }
+      if (read.kind === 'skipped') continue;
+      const ref = refOf(slot, read.block);
+      blocks.push(ref);
+      for (const tx of read.block.transactions ?? []) transfers.push(...deposits(watch, { slot, hash: ref.hash, time: ref.timestamp }, tx));
+    }
+    assertLinked(blocks);
+    return { blocks, transfers };
+  }
+
+  /**
+   * Addresses mode reads only finalized history, so nothing it reads can be reorganised: the
+   * signatures of each watched owner and token account in the range, then each new transaction.
+   * The range's end block is returned alone (`sparse`) for its time.
+   */
+  async function fetchByAddress(from: bigint, to: bigint, watch: WatchSet): Promise<RangeResult> {
+    const accounts = new Set<string>();
+    for (const owner of watch.addresses) {
+      accounts.add(owner);
+      for (const mint of options.mints ?? []) for (const ata of (await options.tokenAccountOf?.(owner, mint)) ?? []) accounts.add(ata);
+    }
+    const signatures = new Map<string, bigint>();
+    for (const account of accounts) {
+      let before: string | undefined;
+      for (;;) {
+        const res = await rpc('getSignaturesForAddress', [account, { limit: 1000, commitment: 'finalized', minContextSlot: Number(to), ...(before ? { before } : {}) }], SignaturesSchema);
+        if (res.result === null) throw new SolanaRpcError(`getSignaturesForAddress: ${res.code ?? ''} ${res.message ?? 'no result'}`);
+        for (const s of res.result) if (BigInt(s.slot) >= from && BigInt(s.slot) <= to && s.err === null) signatures.set(s.signature, BigInt(s.slot));
+        const last = res.result.at(-1);
+        if (res.result.length < 1000 || !last || BigInt(last.slot) < from) break;
+        before = last.signature;
+      }
+    }
+    const transfers: SeenTransfer[] = [];
+    const hashes = new Map<bigint, SolanaBlock>();
+    for (const [signature, slot] of signatures) {
+      const res = await rpc('getTransaction', [signature, { encoding: 'json', maxSupportedTransactionVersion: 0, commitment: 'finalized' }], TransactionResultSchema);
+      if (!res.result) throw new SolanaRpcError(`getTransaction ${signature}: ${res.code ?? ''} ${res.message ?? 'not found'}`);
+      let block = hashes.get(slot);
+      if (!block) {
+        const read = await readSlot(slot, 'none', 'finalized');
+        if (read.kind !== 'block') throw new SolanaRpcError(`getBlock ${slot}: no block for a finalized transaction`);
+        block = read.block;
+        hashes.set(slot, block);
+      }
+      transfers.push(...deposits(watch, { slot, hash: block.blockhash, time: block.blockTime ?? 0 }, res.result));
+    }
+    const end = await readSlot(to, 'none', 'finalized');
+    return { blocks: end.kind === 'block' ? [refOf(to, end.block)] : [], transfers, sparse: true };
+  }
+
   return {
-    async head() {
-      const res = await http.jsonRpc<number>('getSlot', [{ commitment: 'confirmed' }]);
-      if (res.error || typeof res.result !== 'number') throw new Error(`getSlot: ${res.error?.message ?? 'no result'}`);
-      return BigInt(res.result);
-    },
+    // Addresses mode follows the finalized slot: what it reads is already final.
+    head: () => slotAt(mode === 'addresses' ? 'finalized' : 'confirmed'),
+    finalized: () => slotAt('finalized'),
     async blockAt(slot) {
-      const b = await block(slot, 'none');
-      return b ? refOf(slot, b) : null;
+      const read = await readSlot(slot, 'none');
+      return read.kind === 'block' ? refOf(slot, read.block) : null;
     },
     async fetchRange(from, to, watch): Promise<RangeResult> {
-      const blocks: BlockRef[] = [];
-      const transfers: SeenTransfer[] = [];
-      for (let slot = from; slot <= to; slot++) {
-        const b = await block(slot, watch.addresses.size ? 'full' : 'none');
-        if (!b) continue;
-        const ref = refOf(slot, b);
-        blocks.push(ref);
-        if (watch.addresses.size) transfers.push(...deposits(watch, ref, b));
-      }
-      assertLinked(blocks);
-      return { blocks, transfers };
+      if (mode === 'addresses') return fetchByAddress(from, to, watch);
+      return fetchBlocks(from, to, watch, await slotAt('finalized'));
     },
     async receipt() {
       return null;

@@ -13,6 +13,8 @@ export type VerifyIdToken = (authorization: string | undefined) => Promise<JWTPa
 
 const ALGORITHMS = ['ES256'];
 const CLOCK_TOLERANCE_S = 30;
+/** Id tokens live minutes, not days: a longer exp is not a token an identity provider would issue for a checkout. */
+const MAX_LIFETIME_S = 24 * 3600;
 const BEARER_RE = /^Bearer +([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/i;
 
 /** Failures of the key source itself (unreachable or broken JWKS endpoint): the server's problem. */
@@ -45,8 +47,14 @@ export async function createIdTokenVerifier(config: IdTokenConfig, log: Logger):
     try {
       // Two calls only because jwtVerify's overloads take a key or a key resolver, not the union.
       const verified = typeof key === 'function' ? await jwtVerify(token, key, options) : await jwtVerify(token, key, options);
+      const now = Math.floor(Date.now() / 1000);
+      const { iat, exp } = verified.payload;
+      // jose checks nbf and exp; an iat from the future or an exp days away means a forged or broken issuer.
+      if (iat !== undefined && iat > now + CLOCK_TOLERANCE_S) throw unauthorized('Id token is issued in the future');
+      if (exp !== undefined && exp - now > MAX_LIFETIME_S) throw unauthorized(`Id token expires too far ahead (more than ${MAX_LIFETIME_S / 3600} h)`);
       return verified.payload;
     } catch (err) {
+      if (err instanceof GatewayError) throw err;
       if (!(err instanceof errors.JOSEError) || KEY_SOURCE_FAILURES.has(err.code)) {
         log.warn({ err: err instanceof Error ? err.message : String(err) }, 'id token keys could not be fetched');
         throw new GatewayError('SERVICE_UNAVAILABLE', 'The identity provider keys are unavailable; retry shortly', { cause: err });

@@ -1,10 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fastifyCors, { type FastifyCorsOptions } from '@fastify/cors';
-import { availableCurrencies, getNetwork } from '../../../chains/registry.ts';
+import { getNetwork } from '../../../chains/registry.ts';
 import type { Config } from '../../../config/schema.ts';
 import { GatewayError } from '../../../domain/errors.ts';
 import { latestPayment, loadInvoice, markViewed } from '../../../db/invoices.ts';
 import { loadPayment } from '../../../db/payments.ts';
+import { availabilityOf } from '../../availability.ts';
 import { checkoutInvoice } from '../../checkout.ts';
 import { confirmContractPayment } from '../../confirm-payment.ts';
 import type { DaemonDeps } from '../../deps.ts';
@@ -49,10 +50,11 @@ export async function checkoutPlugin(app: FastifyInstance, deps: DaemonDeps): Pr
       if (invoice.status === 'CANCELLED') throw new GatewayError('INVOICE_CANCELLED', 'Invoice was cancelled');
       if (!invoice.viewedAt) await markViewed(db, invoice.id);
       const merchant = invoice.merchant;
-      const offered = availableCurrencies(deps.registry, {
-        acceptedChains: merchant.acceptedChains ?? null,
-        acceptedCurrencies: merchant.acceptedCurrencies ?? null,
-      });
+      // Only what can work: a free address, a reporting indexer and a price (docs/checkout.md#what-is-offered).
+      const offered = await availabilityOf(deps).offered(
+        { acceptedChains: merchant.acceptedChains ?? null, acceptedCurrencies: merchant.acceptedCurrencies ?? null },
+        invoice.currency,
+      );
       return sendData(req, reply, publicInvoiceView(invoice, offered));
     },
     limit('invoiceRead'),
@@ -81,6 +83,7 @@ export async function checkoutPlugin(app: FastifyInstance, deps: DaemonDeps): Pr
         cryptoCurrency: body.cryptoCurrency,
         testnet: false,
         method: body.method,
+        requireOffered: true,
       });
       const network = getNetwork(deps.registry, payment.blockchain, payment.isTestnet);
       return sendData(req, reply, { payment: checkoutPaymentView(payment, network) }, 201);

@@ -67,6 +67,8 @@ export function checkoutPaymentView(p: Payment, network: ResolvedNetwork) {
     cryptoCurrency: p.cryptoCurrency,
     blockchain: p.blockchain,
     network: p.network,
+    /** What the page shows: "Ethereum Sepolia" for a testnet payment, never a mainnet label. */
+    networkLabel: network.label,
     decimals: p.decimals,
     tokenAddress: p.tokenAddress ?? null,
     chainId: network.chainId,
@@ -99,6 +101,7 @@ export function publicPaymentStatusView(p: Payment, network: ResolvedNetwork, no
     expiresAt: iso(p.expiresAt)!,
     method: p.method,
     network: p.network,
+    networkLabel: network.label,
     decimals: p.decimals,
     tokenAddress: p.tokenAddress ?? null,
     chainId: network.chainId,

@@ -1,17 +1,23 @@
 import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../../../domain/errors.ts';
 import { fiatExponent } from '../../../domain/fiat-currencies.ts';
 import { invoiceView, paymentInInvoiceView, paymentStatusView, paymentView } from '../../../domain/views.ts';
-import { claimKey, completeKey, releaseKey } from '../../../db/idempotency.ts';
-import { cancelInvoice, createInvoice, invoicePayments, latestPayment, loadInvoice } from '../../../db/invoices.ts';
+import { claimKeyIn, claimKeySync, completeKeyIn, completeKeySync, existingKey, isUniqueViolation, StaleMerchantError, type ClaimInput } from '../../../db/idempotency.ts';
+import type { Database } from '../../../db/orm.ts';
+import { inTransaction } from '../../../db/transaction.ts';
+import { cancelInvoice, insertInvoiceIn, insertInvoiceSync, invoicePayments, latestPayment, loadInvoice, type CreateInvoiceInput } from '../../../db/invoices.ts';
+import { merchantKeyCache, type AuthMerchant } from '../../../db/merchants.ts';
+import { nativeSqlite, syncSqliteTransaction, type NativeSqlite } from '../../../db/raw-sql.ts';
+import type { Invoice } from '../../../db/entities/invoice.entity.ts';
+import type { PricedAmount } from '../../../domain/pricing.ts';
+import { chargeRefusedRequest, markSignatureVerified } from '../rate-limit.ts';
 import { listPayments, loadPayment } from '../../../db/payments.ts';
-import type { MerchantPoint } from '../../../db/entities/merchant-point.entity.ts';
 import { sha256Hex } from '../../../sdk/sign-request.ts';
 import type { DaemonDeps } from '../../deps.ts';
 import { RouteTable } from '../app.ts';
 import { sendData } from '../envelope.ts';
-import { checkoutInvoice } from '../../checkout.ts';
+import { checkoutInvoice, priceCheckout, type CheckoutInput } from '../../checkout.ts';
 import { isIdShaped, jsonBody, parseWith, rawBody } from '../validation.ts';
 import { authenticate } from './auth.ts';
 import { createInvoiceBody, gatewayCheckoutBody, listPaymentsQuery } from './schemas.ts';
@@ -19,12 +25,17 @@ import { createInvoiceBody, gatewayCheckoutBody, listPaymentsQuery } from './sch
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 interface GatewayState {
-  merchant?: MerchantPoint;
-  idempotencyId?: string;
+  merchant?: AuthMerchant;
+  write?: { key: string; fingerprint: string };
 }
 const state = new WeakMap<FastifyRequest, GatewayState>();
 
-function merchantOf(req: FastifyRequest): MerchantPoint {
+interface Answer {
+  status: number;
+  body: string;
+}
+
+function merchantOf(req: FastifyRequest): AuthMerchant {
   const m = state.get(req)?.merchant;
   if (!m) throw new GatewayError('API_KEY_INVALID', 'not authenticated');
   return m;
@@ -36,51 +47,118 @@ function idParam(req: FastifyRequest, notFound: 'INVOICE_NOT_FOUND' | 'PAYMENT_N
   return id;
 }
 
+function sendAnswer(reply: FastifyReply, answer: Answer, replayed = false): FastifyReply {
+  reply.code(answer.status).header('content-type', 'application/json; charset=utf-8');
+  if (replayed) reply.header('Idempotent-Replayed', 'true');
+  return reply.send(answer.body);
+}
+
+/** A write's work: on any database (async), and optionally as a synchronous SQLite body. */
+interface WriteWork {
+  run(tx: Database): Promise<{ status: number; data: unknown }>;
+  sqlite?(native: NativeSqlite): { status: number; data: unknown };
+}
+
 /** The merchant gateway (/api/v1): HMAC-signed, idempotent writes, everything scoped to the key's point. */
 export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Promise<void> {
   const { db, box, config } = deps.common;
   const ttlMs = config.idempotency.ttlHours * 3_600_000;
+  const merchants = merchantKeyCache(db, box);
 
-  app.addHook('preValidation', async (req, reply) => {
-    const merchant = await authenticate(req, db, box);
+  /** Authenticates (from the merchant cache); a refusal counts against the service-wide limits. */
+  async function authenticated(req: FastifyRequest, fresh = false): Promise<AuthMerchant> {
+    try {
+      return await authenticate(req, merchants, { fresh, confirm: !WRITE_METHODS.has(req.method) });
+    } catch (err) {
+      chargeRefusedRequest(req); // throws the 429 instead when the buckets are full
+      throw err;
+    }
+  }
+
+  app.addHook('preValidation', async (req) => {
+    const merchant = await authenticated(req);
+    markSignatureVerified(req);
     const st: GatewayState = { merchant };
     state.set(req, st);
     if (!WRITE_METHODS.has(req.method)) return;
     const key = String(req.headers['idempotency-key']);
     if (key.length > 255) throw new GatewayError('VALIDATION_ERROR', 'Idempotency-Key must be at most 255 characters');
     const path = req.url.split('?')[0]!;
-    const fingerprint = createHash('sha256').update(`${req.method}\n${path}\n${sha256Hex(rawBody(req))}`).digest('hex');
-    const claim = await claimKey(db, { merchantId: merchant.id, key, fingerprint, ttlMs });
-    switch (claim.kind) {
-      case 'claimed':
-        st.idempotencyId = claim.id;
-        return;
+    st.write = { key, fingerprint: createHash('sha256').update(`${req.method}\n${path}\n${sha256Hex(rawBody(req))}`).digest('hex') };
+  });
+
+  const envelope = (req: FastifyRequest, status: number, data: unknown): Answer => ({
+    status,
+    body: JSON.stringify({ success: true, data, timestamp: new Date().toISOString(), requestId: req.id }),
+  });
+
+  /** One attempt: the claim, the work and the stored answer in one transaction. */
+  async function attempt(req: FastifyRequest, input: ClaimInput, work: WriteWork): Promise<Answer> {
+    if (db.dialect === 'sqlite' && work.sqlite) {
+      // SQLite: the whole transaction synchronously, in one tick, when the connection is free.
+      const native = await nativeSqlite(db.em());
+      const answer = syncSqliteTransaction(native, () => {
+        const id = claimKeySync(native, input);
+        const { status, data } = work.sqlite!(native);
+        const a = envelope(req, status, data);
+        completeKeySync(native, id, a.status, a.body);
+        return a;
+      });
+      if (answer) return answer;
+    }
+    return inTransaction(db, async (em) => {
+      const id = await claimKeyIn(em, db.dialect, input);
+      const { status, data } = await work.run({ ...db, em: () => em });
+      const a = envelope(req, status, data);
+      await completeKeyIn(em, db.dialect, id, a.status, a.body);
+      return a;
+    });
+  }
+
+  /**
+   * A write: the key's claim, the work and the stored answer commit in one transaction (so a crash
+   * leaves the key absent and nothing done, or the key completed and replayable), then the answer
+   * is sent. A handler error rolls it all back and frees the key (spec rule 4). The claim also
+   * checks that the merchant point is unchanged since it was cached; when it changed, nothing was
+   * written and the request is authenticated again from the database.
+   */
+  async function idempotent(req: FastifyRequest, reply: FastifyReply, work: WriteWork): Promise<FastifyReply> {
+    const st = state.get(req)!;
+    const write = st.write!;
+    for (let round = 0; round < 4; round++) {
+      const merchant = merchantOf(req);
+      const input: ClaimInput = { merchantId: merchant.id, merchantVersion: merchant.version, key: write.key, fingerprint: write.fingerprint, ttlMs };
+      try {
+        return sendAnswer(reply, await attempt(req, input, work));
+      } catch (err) {
+        if (err instanceof StaleMerchantError) {
+          merchants.invalidate(merchant.apiKey);
+          st.merchant = await authenticated(req, true);
+          continue;
+        }
+        if (!isUniqueViolation(err)) throw err;
+      }
+      const answered = await replayOf(reply, input);
+      if (answered) return answered;
+    }
+    throw new GatewayError('IDEMPOTENCY_KEY_CONFLICT', 'A request with this Idempotency-Key is still being processed; back off and retry');
+  }
+
+  /** The answer for a key that exists already, or null when it is free (again). */
+  async function replayOf(reply: FastifyReply, input: ClaimInput): Promise<FastifyReply | null> {
+    const existing = await existingKey(db, input);
+    if (!existing) return null; // released (a failed handler) or expired between our insert and read: try again
+    switch (existing.kind) {
       case 'conflict':
         throw new GatewayError('IDEMPOTENCY_KEY_CONFLICT', 'Idempotency-Key was already used for a different request');
       case 'in_flight':
         throw new GatewayError('IDEMPOTENCY_KEY_CONFLICT', 'A request with this Idempotency-Key is still being processed; back off and retry');
       case 'replay':
-        return reply
-          .code(claim.statusCode)
-          .header('content-type', 'application/json; charset=utf-8')
-          .header('Idempotent-Replayed', 'true')
-          .send(claim.body);
+        return sendAnswer(reply, { status: existing.statusCode, body: existing.body }, true);
+      case 'claimed':
+        return null;
     }
-  });
-
-  // Store a success for replay; a failure frees the key (spec rule 4).
-  app.addHook('onSend', async (req, reply, payload) => {
-    const id = state.get(req)?.idempotencyId;
-    if (!id) return payload;
-    state.get(req)!.idempotencyId = undefined;
-    if (reply.statusCode < 400 && typeof payload === 'string') await completeKey(db, id, reply.statusCode, payload);
-    else await releaseKey(db, id);
-    return payload;
-  });
-  app.addHook('onRequestAbort', async (req) => {
-    const id = state.get(req)?.idempotencyId;
-    if (id) await releaseKey(db, id);
-  });
+  }
 
   const routes = new RouteTable(app);
 
@@ -92,7 +170,7 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
         details: [{ path: 'body.currency', message: `${body.currency} is not a supported ISO 4217 currency (see docs/pricing.md)` }],
       });
     }
-    const invoice = await createInvoice(db, merchantOf(req).id, {
+    const input: CreateInvoiceInput = {
       orderId: body.orderId,
       amount: body.amount,
       currency: body.currency,
@@ -104,8 +182,13 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
       returnUrl: body.returnUrl ?? null,
       cancelUrl: body.cancelUrl ?? null,
       expiresInMinutes: body.expiresInMinutes,
+    };
+    const merchantId = () => merchantOf(req).id;
+    // The hot path in hand-written SQL (docs/performance.md): no unit of work, bound parameters.
+    return idempotent(req, reply, {
+      run: async (tx) => ({ status: 201, data: invoiceView((await insertInvoiceIn(tx.em(), tx.dialect, merchantId(), input)) as Invoice) }),
+      sqlite: (native) => ({ status: 201, data: invoiceView(insertInvoiceSync(native, merchantId(), input) as Invoice) }),
     });
-    return sendData(req, reply, invoiceView(invoice), 201);
   });
 
   routes.add('GET', '/invoices/:id', async (req, reply) => {
@@ -128,25 +211,37 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
   });
 
   routes.add('DELETE', '/invoices/:id', async (req, reply) => {
-    const invoice = await cancelInvoice(db, idParam(req, 'INVOICE_NOT_FOUND'), merchantOf(req).id);
-    return sendData(req, reply, invoiceView(invoice));
+    const invoiceId = idParam(req, 'INVOICE_NOT_FOUND');
+    return idempotent(req, reply, { run: async (tx) => ({ status: 200, data: invoiceView(await cancelInvoice(tx, invoiceId, merchantOf(req).id)) }) });
   });
 
   routes.add('POST', '/invoices/:id/checkout', async (req, reply) => {
     const invoiceId = idParam(req, 'INVOICE_NOT_FOUND');
     const body = parseWith(gatewayCheckoutBody, jsonBody(req) ?? {});
-    const { invoice, payment } = await checkoutInvoice(deps, {
+    const checkout: CheckoutInput = {
       invoiceId,
       merchantId: merchantOf(req).id,
       blockchain: body.blockchain,
       cryptoCurrency: body.cryptoCurrency,
       testnet: body.testnet,
       method: 'direct',
-    });
-    return sendData(
-      req,
-      reply,
-      {
+    };
+    // Priced before the write transaction opens (a rate may come over HTTP; SQLite's write lock is
+    // not held meanwhile). A retried key is replayed even when pricing fails now.
+    let priced: PricedAmount;
+    try {
+      priced = await priceCheckout(deps, checkout);
+    } catch (err) {
+      const write = state.get(req)!.write!;
+      const replay = await replayOf(reply, { merchantId: checkout.merchantId!, merchantVersion: 0, key: write.key, fingerprint: write.fingerprint, ttlMs });
+      if (replay) return replay;
+      throw err;
+    }
+    return idempotent(req, reply, { run: async (tx) => {
+    const { invoice, payment } = await checkoutInvoice({ ...deps, common: { ...deps.common, db: tx } }, { ...checkout, merchantId: merchantOf(req).id, priced });
+    return {
+      status: 201,
+      data: {
         invoice: {
           id: invoice.id,
           referenceId: invoice.referenceId,
@@ -171,8 +266,8 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
           requiredConfirmations: payment.requiredConfirmations,
         },
       },
-      201,
-    );
+    };
+    } });
   });
 
   routes.add('GET', '/payments', async (req, reply) => {

@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import { CHAIN_SLUGS } from '../../../chains/slugs.ts';
-import { PAYMENT_STATUSES } from '../../../db/entities/payment.entity.ts';
+import { PAYMENT_STATUSES } from '../../../domain/lifecycle.ts';
 import { absoluteUrl, jsonObject } from '../validation.ts';
 
 export const createInvoiceBody = z.strictObject({
   orderId: z.string().min(1).max(255),
-  amount: z.string().regex(/^(0|[1-9]\d*)$/, 'must be a string of a non-negative integer of minor units, e.g. "2500"').max(80),
+  // 1 to 10^15 - 1 minor units: zero is no invoice, and every accepted amount converts into a
+  // crypto amount the database holds (docs/api.md#limits).
+  amount: z.string().regex(/^[1-9]\d{0,14}$/, 'must be a string of a positive integer of minor units, at most 15 digits, e.g. "2500"'),
   currency: z
     .string()
     .min(1)

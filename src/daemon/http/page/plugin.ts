@@ -1,12 +1,13 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import QRCode from 'qrcode';
-import { availableCurrencies, getNetwork, pollIntervalMs } from '../../../chains/registry.ts';
+import { availableCurrencies, getNetwork, pollIntervalMs, type ResolvedNetwork } from '../../../chains/registry.ts';
 import { type ChainSlug } from '../../../chains/slugs.ts';
 import type { Config } from '../../../config/schema.ts';
 import type { Invoice } from '../../../db/entities/invoice.entity.ts';
 import { loadInvoice } from '../../../db/invoices.ts';
 import { loadPayment } from '../../../db/payments.ts';
 import { GatewayError } from '../../../domain/errors.ts';
+import { availabilityOf } from '../../availability.ts';
 import type { DaemonDeps } from '../../deps.ts';
 import { RouteTable } from '../app.ts';
 import { paymentUri } from '../checkout/payment-uri.ts';
@@ -120,7 +121,7 @@ export async function pagePlugin(app: FastifyInstance, deps: DaemonDeps, pagePat
         apiBase: API_BASE,
         qrBase: `${pagePath}/i/${invoice.id}/payments/`,
         ethersUrl: assetUrl('ethers.min.js'),
-        chains: chainTable(deps, invoice),
+        ...(await chainTable(deps, invoice)),
         strings,
       },
     }));
@@ -159,24 +160,39 @@ async function findInvoice(deps: DaemonDeps, id: string): Promise<Invoice | null
   return loadInvoice(deps.common.db, id, null).catch(notFoundAsNull);
 }
 
-/** What page.js needs to know per chain the merchant accepts (mainnet only on this surface). */
-function chainTable(deps: DaemonDeps, invoice: Invoice) {
-  const merchant = invoice.merchant;
-  const offered = availableCurrencies(deps.registry, { acceptedChains: merchant.acceptedChains ?? null, acceptedCurrencies: merchant.acceptedCurrencies ?? null });
-  const table: Record<string, { name: string; label: string; family: string; chainId: number | null; pollMs: number; web3: boolean }> = {};
-  for (const slug of offered.availableBlockchains) {
-    const chain = deps.registry.chains[slug as ChainSlug];
-    const network = chain.mainnet;
-    table[slug] = {
-      name: chain.name,
-      label: network.label,
-      family: network.family,
-      chainId: network.chainId,
-      // As often as the chain can change (its block time, at least every 5 s), but at least every 15 s.
-      pollMs: Math.min(pollIntervalMs(network), 15_000),
-      web3: network.family === 'evm' && network.paymentContract !== null && network.treasury !== null,
-    };
-  }
-  return table;
+type NetworkInfo = { name: string; label: string; family: string; chainId: number | null; pollMs: number; web3: boolean };
+
+function networkInfo(name: string, network: ResolvedNetwork): NetworkInfo {
+  return {
+    name,
+    label: network.label,
+    family: network.family,
+    chainId: network.chainId,
+    // As often as the chain can change (its block time, at least every 5 s), but at least every 15 s.
+    pollMs: Math.min(pollIntervalMs(network), 15_000),
+    web3: network.family === 'evm' && network.paymentContract !== null && network.treasury !== null,
+  };
 }
 
+/**
+ * What page.js needs to know. `chains`: the chains the buyer is offered now (mainnet only on this
+ * surface; the same list as the public read's availableBlockchains). `networks`: every network a
+ * payment of this invoice can be on, keyed `${slug}:${payment.network}`, so a testnet payment (opened
+ * through the gateway) is labelled, polled and paid on its own network, never on mainnet's.
+ */
+async function chainTable(deps: DaemonDeps, invoice: Invoice) {
+  const merchant = invoice.merchant;
+  const choices = { acceptedChains: merchant.acceptedChains ?? null, acceptedCurrencies: merchant.acceptedCurrencies ?? null };
+  const offered = await availabilityOf(deps).offered(choices, invoice.currency);
+  const chains: Record<string, NetworkInfo> = {};
+  for (const slug of offered.availableBlockchains) {
+    const chain = deps.registry.chains[slug as ChainSlug];
+    chains[slug] = networkInfo(chain.name, chain.mainnet);
+  }
+  const networks: Record<string, NetworkInfo> = {};
+  for (const slug of availableCurrencies(deps.registry, choices, false).availableBlockchains) {
+    const chain = deps.registry.chains[slug as ChainSlug];
+    for (const network of [chain.mainnet, chain.testnet]) networks[`${slug}:${network.network}`] = networkInfo(chain.name, network);
+  }
+  return { chains, networks };
+}

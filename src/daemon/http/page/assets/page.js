@@ -69,6 +69,12 @@ function chainInfo(slug) {
   return boot.chains[slug] ?? { name: slug, label: slug, family: 'unknown', chainId: null, pollMs: 5000, web3: false };
 }
 
+/** The network a payment is on (a testnet payment has its own label, block time and contract), never guessed from mainnet. */
+function paymentNetwork(p) {
+  const info = boot.networks?.[`${p.blockchain}:${p.network}`] ?? chainInfo(p.blockchain);
+  return p.networkLabel ? { ...info, label: p.networkLabel } : info;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The checkout API
 
@@ -305,7 +311,7 @@ function onPayment(update, focus) {
   schedulePoll(p);
 }
 
-function schedulePoll(p, delay = chainInfo(p.blockchain).pollMs) {
+function schedulePoll(p, delay = paymentNetwork(p).pollMs) {
   clearTimeout(state.pollTimer);
   state.pollTimer = setTimeout(() => poll(p.id), delay);
 }
@@ -316,7 +322,7 @@ async function poll(id) {
   if (res.ok) return onPayment(res.data, true);
   if (res.code === 'PAYMENT_NOT_FOUND') return start(true);
   // Network trouble or a rate limit: keep the page as it is and ask again later.
-  schedulePoll(state.payment, Math.max(res.retryAfter * 1000, chainInfo(state.payment.blockchain).pollMs));
+  schedulePoll(state.payment, Math.max(res.retryAfter * 1000, paymentNetwork(state.payment).pollMs));
 }
 
 function startCountdown(p, timerSlot, progressSlot) {
@@ -338,7 +344,7 @@ function startCountdown(p, timerSlot, progressSlot) {
 }
 
 function showPay(p, focus) {
-  const chain = chainInfo(p.blockchain);
+  const chain = paymentNetwork(p);
   $('crypto-amount').textContent = p.amount;
   $('crypto-coin').textContent = p.cryptoCurrency;
   $('address').textContent = p.paymentAddress;
@@ -351,8 +357,10 @@ function showPay(p, focus) {
   uri.hidden = !walletUri;
   uri.href = walletUri ?? '#';
   $('chain-dot').className = `chain-dot chain-${p.blockchain}`;
-  $('network-name').textContent = t('networkIs', { network: chain.label });
-  $('network-warning').textContent = t('networkWarning', { coin: p.cryptoCurrency, network: chain.label });
+  // The payment's own network: a testnet payment says so ("Ethereum Sepolia"), never "mainnet".
+  const label = chain.label;
+  $('network-name').textContent = t('networkIs', { network: label });
+  $('network-warning').textContent = t('networkWarning', { coin: p.cryptoCurrency, network: label });
   if (state.view !== 'pay') startCountdown(p, 'pay-timer', 'pay-progress');
   show('pay', focus);
 }
@@ -421,7 +429,7 @@ const ERC20_ABI = ['function allowance(address owner, address spender) view retu
 const GATEWAY_ABI = ['function pay(bytes32 externalId, address token, uint256 amount) payable'];
 
 function showWallet(p, focus) {
-  const chain = chainInfo(p.blockchain);
+  const chain = paymentNetwork(p);
   $('wallet-amount').textContent = `${p.amount} ${p.cryptoCurrency}`;
   $('wallet-chain-dot').className = `chain-dot chain-${p.blockchain}`;
   $('wallet-network-name').textContent = t('networkIs', { network: chain.label });
@@ -469,7 +477,7 @@ async function walletPay() {
   const p = state.payment;
   if (!p || state.walletBusy || !hasWallet()) return;
   const eth = window.ethereum;
-  const network = chainInfo(p.blockchain).label;
+  const network = paymentNetwork(p).label;
   state.walletBusy = true;
   $('wallet-pay').disabled = true;
   walletError('');

@@ -1,6 +1,6 @@
 /**
- * Minimal Hardhat 3 config used ONLY by test/helpers/hardhat-node.ts to run
- * `hardhat --config test/helpers/hardhat.config.ts node`. Hardhat 3 refuses to
+ * Minimal Hardhat 3 config used ONLY by src/devnet/hardhat-node.ts to run
+ * `hardhat --config src/devnet/hardhat.config.ts node`. Hardhat 3 refuses to
  * run any task without a config file (HHE3); keeping it here instead of the
  * repo root keeps the root clean.
  *

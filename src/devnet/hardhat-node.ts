@@ -99,7 +99,8 @@ export interface BlockCallTrace {
 }
 
 const HELPERS_DIR = path.dirname(fileURLToPath(import.meta.url));
-const CONFIG_PATH = path.join(HELPERS_DIR, "hardhat.config.ts");
+// The config is read by the Hardhat CLI as TypeScript: always the source file, whether this runs from src/ or dist/.
+const CONFIG_PATH = path.resolve(HELPERS_DIR, "..", "..", "src", "devnet", "hardhat.config.ts");
 const HARDHAT_CLI = fileURLToPath(new URL("./cli.js", import.meta.resolve("hardhat")));
 const OUTPUT_LINES_KEPT = 400;
 

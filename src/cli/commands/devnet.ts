@@ -1,0 +1,61 @@
+import { Command } from 'commander';
+import { UsageError } from '../../domain/errors.ts';
+import { emit } from '../output.ts';
+
+// `chaingate devnet` and `chaingate devnet pay`: docs/devnet.md. Loaded only when invoked (it needs
+// the Hardhat node from the development install).
+
+export function devnetCommand(): Command {
+  const cmd = new Command('devnet')
+    .description('a complete local shop to try chaingate: a Hardhat chain, serve, an indexer, a merchant, a fresh invoice (until Ctrl-C)')
+    .option('--database-url <url>', 'use this database (e.g. postgres://…) instead of a throwaway SQLite file')
+    .option('--json', 'print the connection details as one JSON object')
+    .action(async (opts: { databaseUrl?: string; json?: boolean }) => {
+      const { startDevnet } = await import('../../devnet/devnet.ts');
+      if (!opts.json) process.stdout.write('starting the devnet: Hardhat chain, contracts, serve, indexer…\n');
+      const devnet = await startDevnet({ databaseUrl: opts.databaseUrl, print: (line) => process.stdout.write(`${opts.json ? JSON.stringify({ event: line }) : line}\n`) });
+      const s = devnet.state;
+      // --json: the connection details as one JSON object on one line (webhook events follow as lines of their own).
+      if (opts.json) process.stdout.write(`${JSON.stringify(s)}\n`);
+      else process.stdout.write(`${
+        [
+          '',
+          `chaingate devnet is running (a local chain; never send real funds). Ctrl-C stops it.`,
+          '',
+          `  open the payment page   ${s.checkoutUrl}`,
+          `  then play the buyer     chaingate devnet pay ${s.invoiceId}     (or: npm run devnet -- pay ${s.invoiceId})`,
+          '',
+          `  baseUrl       ${s.baseUrl}`,
+          `  apiKey        ${s.merchant.apiKey}`,
+          `  apiSecret     ${s.merchant.apiSecret}`,
+          `  rpcUrl        ${s.rpcUrl}   chainId ${s.chainId}`,
+          `  buyer         ${s.buyer.address}   key ${s.buyer.privateKey}`,
+          `  USDT / USDC   ${s.tokens.USDT} / ${s.tokens.USDC}`,
+          `  database      ${s.databaseUrl}   logs in ${s.dir}`,
+          `  webhooks      verified and printed below as they arrive`,
+          '',
+        ].join('\n')
+      }\n`);
+      await new Promise<void>((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+      await devnet.stop();
+    });
+  cmd
+    .command('pay')
+    .description('play the buyer: pay an invoice (checking it out if needed) or a payment from the funded devnet account')
+    .argument('<id>', 'an invoice id or a payment id')
+    .option('--amount <decimal>', 'send this amount instead of the payment amount (e.g. 10 to underpay)')
+    .option('--token <symbol>', 'the coin when the invoice is not checked out yet: USDT (default), USDC or ETH; refused if it differs from an existing payment\'s coin')
+    .option('--json', 'machine-readable output')
+    .action(async (id: string, opts: { amount?: string; token?: string; json?: boolean }) => {
+      if (opts.amount !== undefined && !/^\d+(\.\d+)?$/.test(opts.amount)) throw new UsageError('--amount must be a decimal such as 25 or 10.5');
+      if (opts.token && !['USDT', 'USDC', 'ETH'].includes(opts.token.toUpperCase())) throw new UsageError('--token must be USDT, USDC or ETH');
+      const { pay, readState } = await import('../../devnet/devnet.ts');
+      const sent = await pay(readState(), id, { amount: opts.amount, token: opts.token?.toUpperCase() });
+      // `devnet pay ID --json`: commander may give --json to the parent command; either asks for JSON.
+      emit(opts.json || Boolean(cmd.opts<{ json?: boolean }>().json), sent, () => `sent ${sent.amount} ${sent.coin} to ${sent.to} for payment ${sent.paymentId} (tx ${sent.txHash}); watch the page follow the confirmations`);
+    });
+  return cmd;
+}

@@ -1,0 +1,116 @@
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { IndexerCursor } from '../../db/entities/indexer-cursor.entity.ts';
+import type { Database } from '../../db/orm.ts';
+import { countPools } from '../../db/wallet-pool.ts';
+
+// What `serve` exposes on /metrics (Prometheus text format). Request figures are counted as they
+// happen; the state of payments, pools, webhooks and indexers is read from the database at each
+// scrape, so every serve process of a deployment reports the same numbers for them (and each its
+// own traffic). Indexers write their progress to their cursor row every poll; their RPC call
+// counters are served by each `index` process itself (src/indexers/rpc-metrics.ts).
+
+export interface DaemonMetrics {
+  registry: Registry;
+  observeRequest(route: string, method: string, status: number, seconds: number): void;
+  observeWebhookDelivered(latencySeconds: number): void;
+}
+
+async function countBy(db: Database, table: 'invoice' | 'payment' | 'webhook_delivery', column: 'status' | 'state'): Promise<Record<string, number>> {
+  const rows = await db.em().execute<{ k: string; n: number | string }[]>(`select ${column} as k, count(*) as n from ${table} group by ${column}`);
+  return Object.fromEntries(rows.map((r) => [r.k, Number(r.n)]));
+}
+
+export function createDaemonMetrics(db: Database): DaemonMetrics {
+  const registry = new Registry();
+  const requests = new Counter({ name: 'chaingate_http_requests_total', help: 'HTTP requests by route, method and status', labelNames: ['route', 'method', 'status'], registers: [registry] });
+  const duration = new Histogram({
+    name: 'chaingate_http_request_duration_seconds',
+    help: 'HTTP request duration by route, method and status',
+    labelNames: ['route', 'method', 'status'],
+    buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  const limited = new Counter({ name: 'chaingate_rate_limited_total', help: 'Requests refused with 429 by route', labelNames: ['route'], registers: [registry] });
+  const latency = new Histogram({
+    name: 'chaingate_webhook_delivery_latency_seconds',
+    help: 'Time from an event to its successful delivery (this process)',
+    buckets: [0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 1800, 7200],
+    registers: [registry],
+  });
+
+  const invoices = new Gauge({ name: 'chaingate_invoices', help: 'Invoices by status', labelNames: ['status'], registers: [registry] });
+  const payments = new Gauge({ name: 'chaingate_payments', help: 'Payments by status', labelNames: ['status'], registers: [registry] });
+  const deliveries = new Gauge({ name: 'chaingate_webhook_deliveries', help: 'Webhook deliveries by state (PENDING, DELIVERED, FAILED)', labelNames: ['state'], registers: [registry] });
+  const oldestDue = new Gauge({ name: 'chaingate_webhook_oldest_pending_age_seconds', help: 'Age of the oldest pending delivery (0 when none)', registers: [registry] });
+  const poolFree = new Gauge({ name: 'chaingate_wallet_pool_free', help: 'Free deposit addresses per chain and network', labelNames: ['chain', 'network'], registers: [registry] });
+  const labels = ['chain', 'network'] as const;
+  const head = new Gauge({ name: 'chaingate_indexer_head', help: "The node's head as the indexer last read it", labelNames: labels, registers: [registry] });
+  const height = new Gauge({ name: 'chaingate_indexer_height', help: 'The height the indexer has processed', labelNames: labels, registers: [registry] });
+  const finalized = new Gauge({ name: 'chaingate_indexer_finalized', help: "The node's finalized height (absent where the chain has none)", labelNames: labels, registers: [registry] });
+  const lagBlocks = new Gauge({ name: 'chaingate_indexer_lag_blocks', help: 'Head minus processed height', labelNames: labels, registers: [registry] });
+  const lagSeconds = new Gauge({ name: 'chaingate_indexer_lag_seconds', help: 'Now minus the block time of the processed height', labelNames: labels, registers: [registry] });
+  const seen = new Gauge({ name: 'chaingate_indexer_last_poll_age_seconds', help: 'Seconds since the indexer last read the head', labelNames: labels, registers: [registry] });
+  const up = new Gauge({ name: 'chaingate_indexer_up', help: '1 while an indexer holds the lease of this chain and network', labelNames: labels, registers: [registry] });
+  const lastError = new Gauge({ name: 'chaingate_indexer_last_error_timestamp_seconds', help: "Time of the indexer's last failed poll (0: the last poll was good)", labelNames: labels, registers: [registry] });
+
+  const setAll = (gauge: Gauge<string>, values: Record<string, number>, label: string) => {
+    gauge.reset();
+    for (const [k, v] of Object.entries(values)) gauge.set({ [label]: k }, v);
+  };
+
+  // One database read per scrape, shared by every gauge (prom-client calls collect() per metric).
+  let refreshed: Promise<void> | null = null;
+  async function refresh(): Promise<void> {
+    const now = Date.now();
+    const [inv, pay, del, pools, cursors, oldest] = await Promise.all([
+      countBy(db, 'invoice', 'status'),
+      countBy(db, 'payment', 'status'),
+      countBy(db, 'webhook_delivery', 'state'),
+      countPools(db.em()),
+      db.em().find(IndexerCursor, {}),
+      db.em().execute<{ t: unknown }[]>(`select min(next_attempt_at) as t from webhook_delivery where state = 'PENDING'`),
+    ]);
+    setAll(invoices, inv, 'status');
+    setAll(payments, pay, 'status');
+    setAll(deliveries, del, 'state');
+    const t = oldest[0]?.t;
+    const due = t === null || t === undefined ? null : new Date(typeof t === 'string' && /^\d+$/.test(t) ? Number(t) : (t as string | number | Date)).getTime();
+    oldestDue.set(due === null ? 0 : Math.max(0, (now - due) / 1000));
+    poolFree.reset();
+    for (const p of pools) poolFree.set({ chain: p.chain, network: p.isTestnet ? 'testnet' : 'mainnet' }, p.free);
+    for (const g of [head, height, finalized, lagBlocks, lagSeconds, seen, up, lastError]) g.reset();
+    for (const c of cursors) {
+      const l = { chain: c.chain, network: c.network };
+      height.set(l, Number(c.blockNumber));
+      if (c.headNumber) {
+        head.set(l, Number(c.headNumber));
+        lagBlocks.set(l, Math.max(0, Number(c.headNumber) - Number(c.blockNumber)));
+      }
+      if (c.finalizedNumber) finalized.set(l, Number(c.finalizedNumber));
+      if (c.blockTime) lagSeconds.set(l, Math.max(0, now / 1000 - Number(c.blockTime)));
+      if (c.headSeenAt) seen.set(l, Math.max(0, (now - c.headSeenAt.getTime()) / 1000));
+      up.set(l, c.leaseOwner && c.leaseUntil && c.leaseUntil.getTime() > now ? 1 : 0);
+      lastError.set(l, c.lastErrorAt ? c.lastErrorAt.getTime() / 1000 : 0);
+    }
+  }
+  const collectOnce = async () => {
+    refreshed ??= refresh().finally(() => setTimeout(() => (refreshed = null), 250));
+    await refreshed;
+  };
+  for (const g of [invoices, payments, deliveries, oldestDue, poolFree, head, height, finalized, lagBlocks, lagSeconds, seen, up, lastError]) {
+    (g as unknown as { collect?: () => Promise<void> }).collect = collectOnce;
+  }
+
+  return {
+    registry,
+    observeRequest(route, method, status, seconds) {
+      const l = { route, method, status: String(status) };
+      requests.inc(l);
+      duration.observe(l, seconds);
+      if (status === 429) limited.inc({ route });
+    },
+    observeWebhookDelivered(seconds) {
+      latency.observe(seconds);
+    },
+  };
+}

@@ -1,0 +1,88 @@
+import type { EntityManager } from '@mikro-orm/sql';
+import { CompiledQuery } from 'kysely';
+import type { Dialect } from './orm.ts';
+
+// Hand-written SQL for the hot paths, through the same connection (and, inside a transaction, the
+// same transaction) MikroORM uses, with bound parameters. MikroORM inlines every parameter into the
+// SQL text, so each of its statements is a new text for SQLite to compile and PostgreSQL to parse;
+// these statements keep one text and hit the prepared-statement cache (src/db/orm.ts).
+// Values as the ORM stores them: on SQLite dates are epoch milliseconds and booleans 0/1.
+
+export type SqlValue = string | number | boolean | Date | null;
+
+/** A synchronous better-sqlite3 handle (MikroORM's SQLite driver). */
+export interface NativeSqlite {
+  prepare(sql: string): { run(...params: unknown[]): { changes: number }; get(...params: unknown[]): unknown; all(...params: unknown[]): unknown[] };
+  readonly inTransaction: boolean;
+  exec(sql: string): unknown;
+}
+
+const pgText = new Map<string, string>();
+
+/** `?` placeholders become `$1…` on PostgreSQL (the statements here never hold a literal `?`). */
+function textFor(dialect: Dialect, sql: string): string {
+  if (dialect !== 'postgresql') return sql;
+  let text = pgText.get(sql);
+  if (text === undefined) {
+    let n = 0;
+    text = sql.replace(/\?/g, () => `$${++n}`);
+    if (pgText.size < 1000) pgText.set(sql, text);
+  }
+  return text;
+}
+
+export function toDb(dialect: Dialect, v: SqlValue): string | number | boolean | Date | null {
+  if (dialect === 'sqlite') {
+    if (v instanceof Date) return v.getTime();
+    if (typeof v === 'boolean') return v ? 1 : 0;
+  }
+  return v;
+}
+
+/** Rows of a statement (and its affected-row count) in the em's transaction, if it has one. */
+export async function rawQuery<R = Record<string, unknown>>(em: EntityManager, dialect: Dialect, sql: string, params: SqlValue[] = []): Promise<{ rows: R[]; affected: number }> {
+  const ctx = (em.getTransactionContext() ?? em.getConnection().getClient()) as { executeQuery<T>(q: CompiledQuery): Promise<{ rows: T[]; numAffectedRows?: bigint }> };
+  const res = await ctx.executeQuery<R>(CompiledQuery.raw(textFor(dialect, sql), params.map((v) => toDb(dialect, v))));
+  return { rows: res.rows, affected: Number(res.numAffectedRows ?? res.rows.length) };
+}
+
+/** Date columns as read raw: epoch ms (SQLite), Date (PostgreSQL) or an ISO string. */
+export function dateOf(v: unknown): Date {
+  return v instanceof Date ? v : new Date(typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : (v as string | number));
+}
+
+export function nullableDate(v: unknown): Date | null {
+  return v === null || v === undefined ? null : dateOf(v);
+}
+
+const natives = new WeakMap<object, NativeSqlite>();
+
+/** The better-sqlite3 handle behind a SQLite EntityManager (cached). */
+export async function nativeSqlite(em: EntityManager): Promise<NativeSqlite> {
+  const conn = em.getConnection() as unknown as { getNativeClient(): Promise<NativeSqlite> };
+  let native = natives.get(conn);
+  if (!native) {
+    native = await conn.getNativeClient();
+    natives.set(conn, native);
+  }
+  return native;
+}
+
+/**
+ * Runs `fn` as one synchronous SQLite transaction (BEGIN IMMEDIATE … COMMIT in a single tick of
+ * the event loop), or returns `undefined` when the connection is inside another transaction right
+ * now (an ORM transaction awaiting between statements): the caller then takes the asynchronous path.
+ * Nothing else can run on the connection in between, since JavaScript runs nothing else meanwhile.
+ */
+export function syncSqliteTransaction<T>(native: NativeSqlite, fn: () => T): T | undefined {
+  if (native.inTransaction) return undefined;
+  native.exec('begin immediate');
+  try {
+    const out = fn();
+    native.exec('commit');
+    return out;
+  } catch (err) {
+    if (native.inTransaction) native.exec('rollback');
+    throw err;
+  }
+}
