@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HDNodeWallet, type Contract } from 'ethers';
 import { UsageError } from '../domain/errors.ts';
+import { isLivePayment } from '../domain/lifecycle.ts';
 import { signRequest } from '../sdk/sign-request.ts';
 import { verifyWebhook } from '../sdk/verify-webhook.ts';
 import { deployFixtures } from './evm-fixtures.ts';
@@ -267,7 +268,8 @@ export function readState(file = STATE_FILE): DevnetState {
 
 /**
  * Plays the buyer: finds the payment (a payment id, or an invoice id whose live payment it takes,
- * checking the invoice out in `token` (default USDT) if it has none) and sends its amount, or
+ * or on a PAID invoice the payment that completed it, checking the invoice out in `token` (default
+ * USDT) if it has neither) and sends its amount, or
  * `amount`, from the funded account. Only a 404 for the payment id makes it try the id as an
  * invoice: any other failure (the devnet down, a server error) is reported as it is. A `token` that
  * differs from the coin of an existing payment is refused, never silently ignored.
@@ -313,8 +315,11 @@ async function findPayment(state: DevnetState, id: string, token: string | undef
     if (isNotFound(err)) throw new UsageError(`${id} is neither a payment nor an invoice of the devnet merchant`);
     throw err;
   }
-  const live = (invoice.payments as { id: string; status: string }[]).find((p) => p.status === 'PENDING');
-  const paymentId = live?.id ?? (await openCheckout(state, id, token ?? 'USDT'));
+  // The live payment; on a PAID invoice, the payment that completed it (more funds to it show what
+  // arrives after completion); otherwise a new checkout.
+  const payments = invoice.payments as { id: string; status: string }[];
+  const taken = payments.find((p) => isLivePayment(p.status)) ?? (invoice.status === 'PAID' ? payments.find((p) => p.status === 'COMPLETED') : undefined);
+  const paymentId = taken?.id ?? (await openCheckout(state, id, token ?? 'USDT'));
   return signed(state, 'GET', `/api/v1/payments/${paymentId}`);
 }
 
