@@ -1,9 +1,7 @@
 import { createHash } from 'node:crypto';
-import { computeAddress, getBytes, hexlify } from 'ethers';
-import * as bitcoin from 'bitcoinjs-lib';
 import { UsageError } from '../domain/errors.ts';
+import { FAMILIES } from '../indexers/families.ts';
 import type { ChainFamily } from './registry.ts';
-import { bitcoinJsNetwork } from './bitcoin-networks.ts';
 import { parseAccountKey, parseExtendedPublicKey } from './key-material.ts';
 
 // Watch-only address derivation: from an account-level extended public key (m/44'/60'/0',
@@ -29,7 +27,6 @@ export interface DerivedAddress {
 export const MAX_DERIVE_COUNT = 10_000;
 /** Children at and above 2^31 are hardened and need the private key. */
 const HARDENED_OFFSET = 0x8000_0000;
-const TRON_PREFIX = 0x41;
 /** The receive (external) chain under an account; 1 would be change addresses. */
 const RECEIVE_CHAIN = 0;
 
@@ -41,39 +38,15 @@ export function deriveAddresses({ family, testnet, xpub, start, count, network }
   if (start + count > HARDENED_OFFSET) throw new UsageError(`start + count must not pass ${HARDENED_OFFSET} (hardened indexes need the private key)`);
 
   const receive = parseAccountKey(xpub, family, testnet).node.derive(RECEIVE_CHAIN);
-  const encode = addressEncoder(family, testnet, network);
+  const encoder = FAMILIES[family].addresses.fromPublicKey;
+  // parseAccountKey already refused families without derivation, with the reason; kept for the types.
+  if (!encoder) throw new UsageError(`${family} addresses cannot be derived from an extended public key; seed the pool with --file`);
+  const encode = encoder(testnet, network);
   const out: DerivedAddress[] = [];
   for (let index = start; index < start + count; index++) {
     out.push({ index, address: encode(receive.derive(index).publicKey) });
   }
   return out;
-}
-
-function addressEncoder(family: ChainFamily, testnet: boolean, name?: string): (publicKey: Uint8Array) => string {
-  switch (family) {
-    case 'evm':
-      // computeAddress decompresses the key and returns the EIP-55 checksummed form.
-      return (publicKey) => computeAddress(hexlify(publicKey));
-    case 'tron': {
-      // A Tron address is the EVM address's 20 bytes behind a 0x41 prefix, in Base58Check.
-      return (publicKey) => {
-        const evm = computeAddress(hexlify(publicKey));
-        return bitcoin.address.toBase58Check(getBytes(evm), TRON_PREFIX);
-      };
-    }
-    case 'bitcoin': {
-      const network = bitcoinJsNetwork(testnet, name);
-      return (publicKey) => {
-        const { address } = bitcoin.payments.p2wpkh({ pubkey: publicKey, network });
-        if (address === undefined) throw new Error('p2wpkh produced no address');
-        return address;
-      };
-    }
-    case 'solana':
-    case 'ton':
-      // parseAccountKey already refused these with the reason; kept for exhaustiveness.
-      throw new UsageError(`${family} addresses cannot be derived from an extended public key; seed the pool with --file`);
-  }
 }
 
 /**

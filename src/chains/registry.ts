@@ -3,7 +3,8 @@ import { CHAIN_DEFAULTS } from './chain-defaults.ts';
 import { CHAIN_SLUGS, isChainSlug, type ChainSlug } from './slugs.ts';
 import type { ChainDefaults, CoinSpec, NetworkDefaults } from './chain-defaults.ts';
 import type { ChainOverride, NetworkOverride } from './chain-config-schema.ts';
-import { InvalidAddressError, validateAddress } from './validate-address.ts';
+import { InvalidAddressError } from './family-addresses.ts';
+import { validateAddress } from './validate-address.ts';
 
 // The resolved chain registry: built-in defaults (chain-defaults.ts) with the operator's
 // `chains:` config merged per chain and network. Everything chain-specific that the rest of the

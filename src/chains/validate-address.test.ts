@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { InvalidAddressError, validateAddress } from './validate-address.ts';
+import { InvalidAddressError } from './family-addresses.ts';
+import { validateAddress } from './validate-address.ts';
 
 test('validateAddress(evm) checksums lower-case input and rejects a wrong mixed-case checksum', () => {
   const good = '0x9858EfFD232B4033E47d90003D41EC34EcaEda94';

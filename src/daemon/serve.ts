@@ -11,7 +11,6 @@ import { createDeps, type DaemonDeps } from './deps.ts';
 import { offerReport } from './availability.ts';
 import { IndexerCursor } from '../db/entities/indexer-cursor.entity.ts';
 import { merchantKeyCache } from '../db/merchants.ts';
-import { hasIndexer } from '../indexers/sources.ts';
 import { UsageError } from '../domain/errors.ts';
 import { readiness } from './health.ts';
 import { openApiDocument } from './http/openapi.ts';
@@ -106,20 +105,13 @@ export async function startDaemon(common: Common, options: { schedule?: boolean;
   const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
   const url = `http://${host}:${port}`;
   log.info({ url, database: db.url }, 'chaingate is serving');
-  const enabled = Object.values(deps.registry.chains).filter((c) => c.enabled);
-  const unindexed = enabled.filter((c) => !hasIndexer(c.family)).map((c) => c.slug);
-  if (unindexed.length) {
-    log.warn(
-      { chains: unindexed },
-      'these chains are offered to buyers but have no indexer yet: payments on them are never detected; disable them with chains.<slug>.enabled: false or reconcile by hand',
-    );
-  }
   if (config.pricing.mode === 'convert' && config.pricing.source === 'static') {
     log.warn(
       'pricing uses the built-in static rate table (pricing.source: static): fixed example rates, not market prices; point pricing.source at http and pricing.http.baseUrl at a rate API before taking real payments (docs/pricing.md)',
     );
   }
   // Offered, but no indexer has ever run for them on this database: payments there would wait forever.
+  const enabled = Object.values(deps.registry.chains).filter((c) => c.enabled);
   const cursors = new Set((await db.em().find(IndexerCursor, {}, { fields: ['chain'] })).map((c) => c.chain));
   const neverIndexed = enabled.filter((c) => !cursors.has(c.slug)).map((c) => c.slug);
   if (neverIndexed.length) {

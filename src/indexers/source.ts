@@ -1,4 +1,16 @@
-// The one interface every chain family's reader implements (evm/, later bitcoin/, tron/, …).
+// The one interface every chain family's reader implements (src/indexers/<family>/), and the
+// factory that connects one (src/indexers/families.ts lists them).
+
+import type { ResolvedNetwork } from '../chains/registry.ts';
+import type { Config } from '../config/schema.ts';
+import type { Logger } from '../logger.ts';
+
+/**
+ * Opens a family's reader for one network. It checks at start that the endpoint serves the
+ * configured network (chain id, genesis) and the methods the reader needs, refusing with one clear
+ * UsageError that names the config key, so an indexer never credits payments from the wrong network.
+ */
+export type SourceFactory = (network: ResolvedNetwork, config: Config, log: Logger) => Promise<ChainSource>;
 
 export interface BlockRef {
   number: bigint;

@@ -4,7 +4,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { HttpClient } from '../../src/indexers/http-client.ts';
 import type { Rpc } from '../../src/indexers/evm/rpc.ts';
 import { createJavaTronApi } from '../../src/indexers/tron/java-tron-api.ts';
-import { createTronSource, hexToTron, TRON_MAX_LOG_ADDRESSES } from '../../src/indexers/tron/tron-source.ts';
+import { hexToTron } from '../../src/indexers/tron/address.ts';
+import { createTronSource, TRON_MAX_LOG_ADDRESSES } from '../../src/indexers/tron/tron-source.ts';
 import { DELEGATE_RESOURCE, FREEZE_FOR_RECEIVER, TRC10_TRANSFER, TRX_TRANSFER } from '../helpers/tron-fixtures.ts';
 
 // The Tron reader on the recorded java-tron answers (tron-fixtures.ts) without a node: the HTTP API

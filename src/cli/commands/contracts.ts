@@ -5,7 +5,8 @@ import { ContractFactory, FetchRequest, JsonRpcProvider, Network, Wallet } from 
 import { stringify } from 'yaml';
 import { getNetwork, resolveRegistry } from '../../chains/registry.ts';
 import { CHAIN_SLUGS, isChainSlug } from '../../chains/slugs.ts';
-import { InvalidAddressError, validateAddress } from '../../chains/validate-address.ts';
+import { InvalidAddressError } from '../../chains/family-addresses.ts';
+import { validateAddress } from '../../chains/validate-address.ts';
 import { loadConfig } from '../../config/load-config.ts';
 import { UsageError } from '../../domain/errors.ts';
 import { createLogger } from '../../logger.ts';

@@ -5,17 +5,13 @@ import { UsageError } from '../../domain/errors.ts';
 import { startIndexer } from '../../indexers/run-indexer.ts';
 import { startMetricsServer, type MetricsServer } from '../../daemon/metrics/server.ts';
 import { rpcRegistry } from '../../indexers/rpc-metrics.ts';
-import { createChainSource, hasIndexer } from '../../indexers/sources.ts';
-import { CHAIN_DEFAULTS } from '../../chains/chain-defaults.ts';
-
-/** Every chain an indexer exists for, in the registry's order. */
-export const INDEXABLE = CHAIN_SLUGS.filter((slug) => hasIndexer(CHAIN_DEFAULTS[slug].family));
+import { createChainSource } from '../../indexers/families.ts';
 import { withCommon } from '../context.ts';
 
 export function indexCommand(): Command {
   return new Command('index')
     .description('run the chain indexer of one chain and network (a long-running process; one per chain and network)')
-    .argument('<chain>', `chain slug: ${INDEXABLE.join(', ')}`)
+    .argument('<chain>', `chain slug: ${CHAIN_SLUGS.join(', ')}`)
     .option('--testnet', "index the chain's testnet")
     .option('--from-block <n>', 'start at this block instead of the stored cursor')
     .option('--exit-if-running', 'exit instead of waiting when another indexer holds this chain and network')

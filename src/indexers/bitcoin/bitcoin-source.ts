@@ -1,5 +1,5 @@
 import * as bitcoin from 'bitcoinjs-lib';
-import { BITCOIN_NETWORKS, targetOf, type BitcoinNetworkName } from '../../chains/bitcoin-networks.ts';
+import { BITCOIN_NETWORKS, targetOf, type BitcoinNetworkName } from './networks.ts';
 import { bitsViolation, difficultyRules, type HeaderFacts } from './difficulty.ts';
 import { assertLinked, ReorgDuringFetch, type BlockRef, type ChainSource, type RangeResult, type SeenTransfer, type WatchSet } from '../source.ts';
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BITCOIN_NETWORKS } from '../../chains/bitcoin-networks.ts';
+import { BITCOIN_NETWORKS } from './networks.ts';
 import { bitsViolation, difficultyRules } from './difficulty.ts';
 
 // Real mainnet values: bits 0x1d00ffff from genesis to block 32255; the first retarget that changed

@@ -1,4 +1,4 @@
-import { targetOf, type BitcoinNetworkName } from '../../chains/bitcoin-networks.ts';
+import { targetOf, type BitcoinNetworkName } from './networks.ts';
 
 // What nBits a block must carry, given the block before it (Bitcoin Core src/pow.cpp
 // GetNextWorkRequired / PermittedDifficultyTransition, chainparams.cpp). A block that meets its own

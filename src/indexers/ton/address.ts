@@ -1,7 +1,30 @@
 import { Address } from '@ton/core';
+import { InvalidAddressError, type FamilyAddresses } from '../../chains/family-addresses.ts';
 
 /** The raw form ("0:ABCD…", upper case) of a TON address given in any form; the key the reader matches on. */
 export const raw = (address: string): string => Address.parse(address).toRawString().toUpperCase();
 
 /** A base64 hash (toncenter's form) as lower-case hex (the ledger's form). */
 export const hex = (base64: string): string => Buffer.from(base64, 'base64').toString('hex');
+
+// TON wallets do not derive from an xpub (ed25519): the pool is seeded from a list.
+export const tonAddresses: FamilyAddresses = {
+  validate(input, testnet, { kind = 'deposit' }) {
+    let parsed: Address;
+    let testOnly = false;
+    try {
+      if (Address.isFriendly(input)) {
+        const friendly = Address.parseFriendly(input);
+        parsed = friendly.address;
+        testOnly = friendly.isTestOnly;
+      } else {
+        parsed = Address.parseRaw(input);
+      }
+    } catch {
+      throw new InvalidAddressError('not a TON address: expected the friendly (EQ…/UQ…) or raw (0:<64 hex>) form');
+    }
+    // A friendly address flagged test-only was made for testnet; paying it on mainnet is a mistake.
+    if (testOnly && !testnet) throw new InvalidAddressError('TON address is flagged testnet-only but mainnet was asked for');
+    return parsed.toString({ urlSafe: true, bounceable: kind === 'contract', testOnly: testnet });
+  },
+};

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { hexToTron, tronToHex } from './tron-source.ts';
+import { hexToTron, tronToHex } from './address.ts';
 
 test('Tron addresses map to and from their 20-byte hex form', () => {
   // Tether's TRC-20 contract: base58 and hex forms as published on Tronscan

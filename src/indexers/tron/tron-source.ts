@@ -1,9 +1,9 @@
-import { getAddress, zeroPadValue } from 'ethers';
-import { decodeBase58Check, encodeBase58Check } from '../../chains/base58check.ts';
+import { zeroPadValue } from 'ethers';
 import { TRANSFER_TOPIC } from '../evm/evm-source.ts';
 import { LogsSchema, quantity } from '../evm/schemas.ts';
 import { RangeTooLargeError, type Rpc } from '../evm/rpc.ts';
 import { assertLinked, ReorgDuringFetch, type BlockRef, type ChainSource, type SeenTransfer } from '../source.ts';
+import { hex41ToTron, hexToTron, tronToHex } from './address.ts';
 import { AssetTransferValueSchema, TransferValueSchema, TronApiError, type JavaTronApi, type TronBlock } from './java-tron-api.ts';
 
 // Tron from two faces of one java-tron node (TronGrid serves both):
@@ -23,22 +23,6 @@ export const TRON_CHAIN_IDS: Readonly<Record<string, bigint>> = {
 
 /** java-tron caps the addresses of one eth_getLogs topic at 1000. */
 export const TRON_MAX_LOG_ADDRESSES = 1000;
-
-export function tronToHex(address: string): string | null {
-  const payload = decodeBase58Check(address);
-  if (!payload || payload.length !== 21 || payload[0] !== 0x41) return null;
-  return `0x${Buffer.from(payload.subarray(1)).toString('hex')}`;
-}
-
-export function hexToTron(address: string): string {
-  const bytes = Buffer.from(getAddress(address).slice(2), 'hex');
-  return encodeBase58Check(Uint8Array.from([0x41, ...bytes]));
-}
-
-/** 41-prefixed hex (java-tron's HTTP API) to T-form. */
-function hex41ToTron(address: string): string {
-  return encodeBase58Check(Uint8Array.from(Buffer.from(address, 'hex')));
-}
 
 const strip0x = (h: string) => h.replace(/^0x/i, '').toLowerCase();
 

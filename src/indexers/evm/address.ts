@@ -1,0 +1,19 @@
+import { computeAddress, getAddress, hexlify } from 'ethers';
+import { InvalidAddressError, type FamilyAddresses } from '../../chains/family-addresses.ts';
+
+const EVM_HEX_RE = /^0x[0-9a-fA-F]{40}$/;
+
+export const evmAddresses: FamilyAddresses = {
+  validate(input) {
+    // getAddress alone would also accept ICAP ("XE…") forms, which no wallet pays to.
+    if (!EVM_HEX_RE.test(input)) throw new InvalidAddressError('not an EVM address: expected 0x followed by 40 hex digits');
+    try {
+      // Mixed case must carry a valid EIP-55 checksum; all-lower and all-upper carry none and are accepted.
+      return getAddress(input);
+    } catch {
+      throw new InvalidAddressError('EVM address has a wrong EIP-55 checksum (mixed case that does not match); check for a typo');
+    }
+  },
+  // computeAddress decompresses the key and returns the EIP-55 checksummed form.
+  fromPublicKey: () => (publicKey) => computeAddress(hexlify(publicKey)),
+};
