@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { signRequest } from '../../src/sdk/sign-request.ts';
 import { DIALECTS, skipUnless } from '../helpers/databases.ts';
 import { evmAddresses, startTestDaemon } from '../helpers/daemon.ts';
+import { prng } from '../helpers/prng.ts';
 
 // Generated hostile bodies on every write route of both surfaces: valid requests with one field
 // swapped for something hostile, random JSON, and bytes that are not JSON at all. Whatever comes
@@ -10,17 +11,6 @@ import { evmAddresses, startTestDaemon } from '../helpers/daemon.ts';
 // later" (no free address, no rate). Seeded, so a failure can be replayed (CHAINGATE_FUZZ_SEED).
 
 const BODIES_PER_DATABASE = 10_000;
-
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const HOSTILE_STRINGS = [
   '', ' ', 'x'.repeat(300), 'y'.repeat(70_000), '\u202e\u0645\u0631\u062d\u0628\u0627', '😀'.repeat(100), '\ud800', 'null', 'undefined', 'NaN', '-0', '1e400', '0x1f',

@@ -16,6 +16,7 @@ import { sweepExpired } from '../../src/db/expiry.ts';
 import { DIALECTS, skipUnless, type DialectName } from '../helpers/databases.ts';
 import { startEvmWorld, type EvmWorld } from '../helpers/evm-world.ts';
 import { waitFor, writeConfigFile } from '../helpers/indexer-process.ts';
+import { prng } from '../helpers/prng.ts';
 
 // Replay determinism (docs/indexers.md): the ledger is a function of the chain. One chain history on
 // a real Hardhat node is indexed by an indexer that never stopped, by indexers killed with SIGKILL
@@ -31,18 +32,6 @@ async function send(token: Contract, from: Wallet, to: string, amount: bigint): 
 
 async function sendEth(from: Wallet, to: string, value: bigint): Promise<void> {
   await (await from.sendTransaction({ to, value })).wait();
-}
-
-/** A deterministic PRNG (mulberry32), so a failing kill schedule can be replayed from its seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 interface Clone {
