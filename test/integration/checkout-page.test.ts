@@ -57,6 +57,7 @@ for (const dialect of DIALECTS) {
       const boot = bootOf(res.text);
       assert.equal(boot.invoiceId, inv.id);
       assert.equal(boot.apiBase, '/checkout/api/v1');
+      assert.deepEqual(boot.liveStatuses, ['PENDING', 'PROCESSING', 'CONFIRMING'], 'the page polls while the lifecycle calls a payment live');
       assert.deepEqual(Object.keys(boot.chains), ['ethereum', 'bitcoin']);
       assert.deepEqual(boot.chains.ethereum, { name: 'Ethereum', label: 'Ethereum mainnet', family: 'evm', chainId: 1, pollMs: 12_000, web3: false });
       assert.equal(boot.chains.bitcoin.pollMs, 15_000);

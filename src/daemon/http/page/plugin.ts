@@ -7,6 +7,7 @@ import type { Invoice } from '../../../db/entities/invoice.entity.ts';
 import { loadInvoice } from '../../../db/invoices.ts';
 import { loadPayment } from '../../../db/payments.ts';
 import { GatewayError } from '../../../domain/errors.ts';
+import { LIVE_PAYMENT_STATUSES } from '../../../domain/lifecycle.ts';
 import { availabilityOf } from '../../availability.ts';
 import type { DaemonDeps } from '../../deps.ts';
 import { RouteTable } from '../app.ts';
@@ -121,6 +122,8 @@ export async function pagePlugin(app: FastifyInstance, deps: DaemonDeps, pagePat
         apiBase: API_BASE,
         qrBase: `${pagePath}/i/${invoice.id}/payments/`,
         ethersUrl: assetUrl('ethers.min.js'),
+        // The statuses the page keeps polling: the lifecycle's one list, never a copy in page.js.
+        liveStatuses: LIVE_PAYMENT_STATUSES,
         ...(await chainTable(deps, invoice)),
         strings,
       },

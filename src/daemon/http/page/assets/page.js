@@ -8,7 +8,7 @@ const S = boot.strings;
 const INVOICE = boot.invoiceId;
 const PAYMENT_WINDOW_MS = 30 * 60_000;
 const REDIRECT_DELAY_MS = 3000;
-const LIVE = new Set(['PENDING', 'PROCESSING', 'CONFIRMING']);
+const LIVE = new Set(boot.liveStatuses);
 
 const $ = (slot) => document.querySelector(`[data-slot="${slot}"]`);
 const views = [...document.querySelectorAll('[data-view]')];
