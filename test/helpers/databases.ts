@@ -17,18 +17,25 @@ export interface TestDatabase {
 
 const PG_BASE = process.env.CHAINGATE_TEST_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/postgres';
 
-let pgReachable: Promise<boolean> | undefined;
+let pgReachable: Promise<string | null> | undefined;
 
-export function postgresAvailable(): Promise<boolean> {
+/** null when PostgreSQL answers, or why not. A busy machine gets three tries of 10 s each. */
+function postgresProblem(): Promise<string | null> {
   pgReachable ??= (async () => {
-    const client = new pg.Client({ connectionString: PG_BASE, connectionTimeoutMillis: 3000 });
-    try {
-      await client.connect();
-      await client.end();
-      return true;
-    } catch {
-      return false;
+    let last = '';
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const client = new pg.Client({ connectionString: PG_BASE, connectionTimeoutMillis: 10_000 });
+      try {
+        await client.connect();
+        await client.end();
+        return null;
+      } catch (err) {
+        last = (err as Error).message;
+        await client.end().catch(() => {});
+        await new Promise((r) => setTimeout(r, 500));
+      }
     }
+    return last || 'no answer';
   })();
   return pgReachable;
 }
@@ -36,9 +43,10 @@ export function postgresAvailable(): Promise<boolean> {
 /** `false` to run, or a skip reason; throws under CI when PostgreSQL is missing. */
 export async function skipUnless(dialect: DialectName): Promise<false | string> {
   if (dialect === 'sqlite') return false;
-  if (await postgresAvailable()) return false;
-  if (process.env.CI === 'true') throw new Error(`PostgreSQL at ${PG_BASE} is unreachable and CI=true: PostgreSQL tests must run in CI`);
-  return `PostgreSQL at ${PG_BASE} is unreachable`;
+  const problem = await postgresProblem();
+  if (problem === null) return false;
+  if (process.env.CI === 'true') throw new Error(`PostgreSQL at ${PG_BASE} is unreachable (${problem}) and CI=true: PostgreSQL tests must run in CI`);
+  return `PostgreSQL at ${PG_BASE} is unreachable (${problem})`;
 }
 
 export async function createTestDatabase(dialect: DialectName): Promise<TestDatabase> {
