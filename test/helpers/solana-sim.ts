@@ -59,7 +59,16 @@ export interface AgaveTransaction {
       addressTableLookups?: unknown[];
     };
   };
-  meta: Record<string, unknown> & { err: unknown; loadedAddresses: { writable: string[]; readonly: string[] } };
+  meta: Record<string, unknown> & {
+    err: unknown;
+    fee: number;
+    preBalances: number[];
+    postBalances: number[];
+    preTokenBalances: unknown[];
+    postTokenBalances: unknown[];
+    logMessages?: string[];
+    loadedAddresses: { writable: string[]; readonly: string[] };
+  };
   version: 'legacy' | 0;
 }
 
