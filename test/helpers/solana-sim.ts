@@ -13,8 +13,11 @@ import { listenLocal } from './local-server.ts';
 // (the finalized slot) that the node cannot serve — a slot announced but not confirmed yet, and a
 // skipped slot too, since only a rooted slot can be known as skipped; -32007 SlotSkipped for a
 // skipped slot below the root; -32009 LongTermStorageSlotSkipped for a skipped slot below the
-// node's own ledger (served from long-term storage). Nothing executes: the balances are what a transfer would leave. Calls and
-// bytes sent are counted (`stats`) to measure what each read mode costs.
+// node's own ledger (served from long-term storage). The transactions `produce` makes up execute
+// nothing: their balances are what a transfer would leave. `produce({ executed })` takes
+// transactions already rendered in getTransaction's shape instead (test/helpers/litesvm-cluster.ts:
+// executed by litesvm, Solana's real SVM). Calls and bytes sent are counted (`stats`) to measure
+// what each read mode costs.
 
 export const key = (): string => encodeBase58(randomBytes(32));
 const SYSTEM = '11111111111111111111111111111111';
@@ -44,10 +47,51 @@ interface Slot {
   block: Record<string, unknown> | null;
 }
 
+/** A transaction as getTransaction (encoding json) and getBlock (transactionDetails full) render it. */
+export interface AgaveTransaction {
+  transaction: {
+    signatures: string[];
+    message: {
+      header: { numRequiredSignatures: number; numReadonlySignedAccounts: number; numReadonlyUnsignedAccounts: number };
+      accountKeys: string[];
+      recentBlockhash: string;
+      instructions: unknown[];
+      addressTableLookups?: unknown[];
+    };
+  };
+  meta: Record<string, unknown> & {
+    err: unknown;
+    fee: number;
+    preBalances: number[];
+    postBalances: number[];
+    preTokenBalances: unknown[];
+    postTokenBalances: unknown[];
+    logMessages?: string[];
+    loadedAddresses: { writable: string[]; readonly: string[] };
+  };
+  version: 'legacy' | 0;
+}
+
+export interface SimOptions {
+  /** The blockhash of each new block (default: a random one). */
+  nextBlockhash?: () => string;
+}
+
+/** Header of the made-up transactions: the payer signs, the last key (the program) is read-only. */
+const HEADER = { numRequiredSignatures: 1, numReadonlySignedAccounts: 0, numReadonlyUnsignedAccounts: 1 };
+
+export interface Produce {
+  sol?: SolTransfer[];
+  tokens?: TokenTransfer[];
+  filler?: number;
+  /** Transactions executed elsewhere (litesvm), already rendered; they go first in the block. */
+  executed?: AgaveTransaction[];
+}
+
 export interface SolanaSim {
   url: string;
   slot(): number;
-  produce(txs?: { sol?: SolTransfer[]; tokens?: TokenTransfer[]; filler?: number }): string[];
+  produce(txs?: Produce): string[];
   /** getSlot (confirmed) answers this many slots beyond the last block; getBlock there: -32004. */
   announce(count: number): void;
   /** How far getSlot finalized trails the last block. */
@@ -65,8 +109,9 @@ export interface SolanaSim {
   close(): Promise<void>;
 }
 
-export async function startSolanaSim(genesisHash = '5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d'): Promise<SolanaSim> {
-  const slots: Slot[] = [{ block: { blockhash: key(), previousBlockhash: key(), parentSlot: 0, blockTime: Math.floor(Date.now() / 1000), blockHeight: 0, transactions: [] } }];
+export async function startSolanaSim(genesisHash = '5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d', options: SimOptions = {}): Promise<SolanaSim> {
+  const nextBlockhash = options.nextBlockhash ?? key;
+  const slots: Slot[] = [{ block: { blockhash: nextBlockhash(), previousBlockhash: key(), parentSlot: 0, blockTime: Math.floor(Date.now() / 1000), blockHeight: 0, transactions: [] } }];
   const lastBlockhash = () => {
     for (let i = slots.length - 1; i >= 0; i--) if (slots[i]!.block) return slots[i]!.block!.blockhash as string;
     return key();
@@ -85,9 +130,9 @@ export async function startSolanaSim(genesisHash = '5eykt4UsFv8P8NJdTREpY1vzqKqZ
   const bySignature = new Map<string, { slot: number; tx: Record<string, unknown> }>();
   const byAccount = new Map<string, { signature: string; slot: number; err: unknown }[]>();
 
-  function produce(txs: { sol?: SolTransfer[]; tokens?: TokenTransfer[]; filler?: number } = {}): string[] {
-    const transactions: Record<string, unknown>[] = [];
-    const signatures: string[] = [];
+  function produce(txs: Produce = {}): string[] {
+    const transactions: Record<string, unknown>[] = [...((txs.executed ?? []) as unknown as Record<string, unknown>[])];
+    const signatures: string[] = (txs.executed ?? []).map((t) => t.transaction.signatures[0]!);
     for (const t of txs.sol ?? []) {
       const sig = encodeBase58(randomBytes(64));
       signatures.push(sig);
@@ -95,7 +140,7 @@ export async function startSolanaSim(genesisHash = '5eykt4UsFv8P8NJdTREpY1vzqKqZ
       const lookup = Boolean(t.viaLookupTable);
       transactions.push({
         version: lookup ? 0 : 'legacy',
-        transaction: { signatures: [sig], message: { accountKeys: lookup ? [payer, SYSTEM] : [payer, t.to, SYSTEM], recentBlockhash: lastBlockhash(), instructions: [] } },
+        transaction: { signatures: [sig], message: { header: HEADER, accountKeys: lookup ? [payer, SYSTEM] : [payer, t.to, SYSTEM], recentBlockhash: lastBlockhash(), instructions: [] } },
         meta: {
           err: t.failed ? { InstructionError: [0, 'Custom'] } : null,
           fee: 5000,
@@ -119,7 +164,7 @@ export async function startSolanaSim(genesisHash = '5eykt4UsFv8P8NJdTREpY1vzqKqZ
       if (t.before !== undefined) pre.push({ accountIndex: 2, mint: t.mint, owner: t.owner, programId: program, uiTokenAmount: amount(t.before) });
       transactions.push({
         version: 'legacy',
-        transaction: { signatures: [sig], message: { accountKeys: [payer, key(), t.account ?? key(), program], recentBlockhash: lastBlockhash(), instructions: [] } },
+        transaction: { signatures: [sig], message: { header: HEADER, accountKeys: [payer, key(), t.account ?? key(), program], recentBlockhash: lastBlockhash(), instructions: [] } },
         meta: {
           err: null,
           fee: 5000,
@@ -139,22 +184,22 @@ export async function startSolanaSim(genesisHash = '5eykt4UsFv8P8NJdTREpY1vzqKqZ
       const [from, to] = [key(), key()];
       transactions.push({
         version: 'legacy',
-        transaction: { signatures: [encodeBase58(randomBytes(64))], message: { accountKeys: [from, to, SYSTEM], recentBlockhash: lastBlockhash(), instructions: [] } },
+        transaction: { signatures: [encodeBase58(randomBytes(64))], message: { header: HEADER, accountKeys: [from, to, SYSTEM], recentBlockhash: lastBlockhash(), instructions: [] } },
         meta: { err: null, fee: 5000, preBalances: [2_000_000_000, 0, 1], postBalances: [1_899_995_000, 100_000_000, 1], preTokenBalances: [], postTokenBalances: [], loadedAddresses: { writable: [], readonly: [] } },
       });
     }
     const slot = slots.length;
     for (const tx of transactions) {
-      const t = tx as { transaction: { signatures: string[]; message: { accountKeys: string[] } }; meta: { err: unknown; loadedAddresses: { writable: string[] } } };
+      const t = tx as unknown as AgaveTransaction;
       const signature = t.transaction.signatures[0]!;
       bySignature.set(signature, { slot, tx });
-      for (const account of [...t.transaction.message.accountKeys, ...t.meta.loadedAddresses.writable]) {
+      for (const account of new Set([...t.transaction.message.accountKeys, ...t.meta.loadedAddresses.writable, ...t.meta.loadedAddresses.readonly])) {
         byAccount.set(account, [{ signature, slot, err: t.meta.err }, ...(byAccount.get(account) ?? [])]);
       }
     }
     slots.push({
       block: {
-        blockhash: key(),
+        blockhash: nextBlockhash(),
         previousBlockhash: lastBlockhash(),
         parentSlot: lastRealSlot(),
         blockTime: Math.floor(Date.now() / 1000),
@@ -165,13 +210,26 @@ export async function startSolanaSim(genesisHash = '5eykt4UsFv8P8NJdTREpY1vzqKqZ
     return signatures;
   }
 
-  /** transactionDetails "accounts": Agave's UiAccountsList (lookup-table keys after the static ones) and a meta without loadedAddresses. */
+  /**
+   * transactionDetails "accounts": Agave's UiAccountsList (static keys, signer and writable from the
+   * message header, then the lookup-table keys, writable ones first) and the simple meta
+   * (build_simple_ui_transaction_status_meta: no instructions, logs, loadedAddresses, return data
+   * or compute units; rewards only when asked, and the reader does not ask).
+   */
   function accountsForm(tx: Record<string, unknown>): Record<string, unknown> {
-    const t = tx as { version: unknown; transaction: { signatures: string[]; message: { accountKeys: string[] } }; meta: Record<string, unknown> & { loadedAddresses: { writable: string[]; readonly: string[] } } };
-    const { loadedAddresses, ...meta } = t.meta;
-    const statics = t.transaction.message.accountKeys.map((pubkey, i) => ({ pubkey, writable: i < 2, signer: i === 0, source: 'transaction' }));
-    const loaded = [...loadedAddresses.writable.map((pubkey) => ({ pubkey, writable: true, signer: false, source: 'lookupTable' })), ...loadedAddresses.readonly.map((pubkey) => ({ pubkey, writable: false, signer: false, source: 'lookupTable' }))];
-    return { meta: { ...meta, status: meta.err === null ? { Ok: null } : { Err: meta.err } }, transaction: { accountKeys: [...statics, ...loaded], signatures: t.transaction.signatures }, version: t.version };
+    const t = tx as unknown as AgaveTransaction;
+    const { header, accountKeys } = t.transaction.message;
+    const m = t.meta;
+    const signers = header.numRequiredSignatures;
+    const statics = accountKeys.map((pubkey, i) => ({
+      pubkey,
+      writable: i < signers ? i < signers - header.numReadonlySignedAccounts : i < accountKeys.length - header.numReadonlyUnsignedAccounts,
+      signer: i < signers,
+      source: 'transaction',
+    }));
+    const loaded = [...m.loadedAddresses.writable.map((pubkey) => ({ pubkey, writable: true, signer: false, source: 'lookupTable' })), ...m.loadedAddresses.readonly.map((pubkey) => ({ pubkey, writable: false, signer: false, source: 'lookupTable' }))];
+    const meta = { err: m.err, status: m.err === null ? { Ok: null } : { Err: m.err }, fee: m.fee, preBalances: m.preBalances, postBalances: m.postBalances, preTokenBalances: m.preTokenBalances, postTokenBalances: m.postTokenBalances };
+    return { transaction: { signatures: t.transaction.signatures, accountKeys: [...statics, ...loaded] }, meta, version: t.version };
   }
 
   const server: Server = createServer((req, res) => {
@@ -223,7 +281,8 @@ export async function startSolanaSim(genesisHash = '5eykt4UsFv8P8NJdTREpY1vzqKqZ
         const cfg = (call.params?.[1] ?? {}) as { limit?: number; before?: string };
         let list = (byAccount.get(account) ?? []).filter((e) => e.slot <= finalized);
         if (cfg.before) list = list.slice(list.findIndex((e) => e.signature === cfg.before) + 1);
-        return reply({ result: list.slice(0, cfg.limit ?? 1000).map((e) => ({ signature: e.signature, slot: e.slot, err: e.err, memo: null, blockTime: null, confirmationStatus: 'finalized' })) });
+        const timeOf = (slot: number) => (slots[slot]?.block as { blockTime?: number } | null)?.blockTime ?? null;
+        return reply({ result: list.slice(0, cfg.limit ?? 1000).map((e) => ({ signature: e.signature, slot: e.slot, err: e.err, memo: null, blockTime: timeOf(e.slot), confirmationStatus: 'finalized' })) });
       }
       if (call.method === 'getTransaction') {
         const found = bySignature.get(String(call.params?.[0]));

@@ -1,0 +1,158 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { checkoutInvoice } from '../../src/daemon/checkout.ts';
+import { Invoice } from '../../src/db/entities/invoice.entity.ts';
+import { ObservedTransfer } from '../../src/db/entities/observed-transfer.entity.ts';
+import { Payment } from '../../src/db/entities/payment.entity.ts';
+import { skipUnless } from '../helpers/databases.ts';
+import { startTestDaemon } from '../helpers/daemon.ts';
+import { spawnIndexer, waitFor, writeConfigFile } from '../helpers/indexer-process.ts';
+import { startLitesvmCluster } from '../helpers/litesvm-cluster.ts';
+import { key } from '../helpers/solana-sim.ts';
+
+// The Solana reader end to end on transactions Solana's real SVM executed (litesvm: the System,
+// SPL Token, Token-2022, Associated Token Account and Address Lookup Table programs), served in
+// Agave's getBlock / getTransaction / getSignaturesForAddress shapes (test/helpers/litesvm-cluster.ts),
+// read by the real `chaingate index solana` process. What the chain records for a failed
+// transaction, a new associated token account, a look-alike mint or a lookup-table recipient is
+// what the runtime did, not what our reader expects.
+
+const MASTER_KEY = 't'.repeat(64);
+const SOL_25_USD = 166_666_667n; // 25.00 USD at 150 USD/SOL, rounded up to 9 decimals
+
+describe('solana indexer over litesvm (real SVM transactions, separate indexer process)', () => {
+  test('blocks mode: SOL, USDC into a new and an existing associated token account, a v0 lookup-table recipient; a failed transfer and a look-alike mint are never credited', async (t) => {
+    const cluster = await startLitesvmCluster();
+    t.after(() => cluster.close());
+    cluster.mine(3);
+    const chains = { solana: { mainnet: { rpcUrl: cluster.url, blockTimeMs: 400, confirmations: 3, tokens: { USDC: { address: cluster.usdc.address, decimals: 6 } } } } };
+    const indexer = { minPollMs: 200, maxBlocksPerRange: 20, leaseSeconds: 5, rpcTimeoutMs: 2000 };
+    const d = await startTestDaemon(t, 'sqlite', { chains, indexer });
+    const env = { CHAINGATE_DATABASE_URL: d.common.config.database.url, CHAINGATE_MASTER_KEY: MASTER_KEY, CHAINGATE_CONFIG: writeConfigFile({ chains, indexer }) };
+    await d.seedPool('solana', Array.from({ length: 5 }, key));
+    const proc = spawnIndexer(['solana'], env);
+    t.after(() => proc.stop('SIGKILL'));
+    await waitFor('indexer start', async () => proc.output().includes('indexer started'), 20_000);
+
+    const open = async (coin: 'SOL' | 'USDC') => {
+      const inv = await d.signed('POST', '/api/v1/invoices', { orderId: `l-${Math.random()}`, amount: '2500', currency: 'USD' });
+      // The buyer's hosted checkout: the public route the payment page calls.
+      const co = await d.plain('POST', `/checkout/api/v1/invoices/${inv.json.data.id}/checkout`, { blockchain: 'solana', cryptoCurrency: coin });
+      assert.equal(co.status, 201, co.text);
+      return d.common.db.em().findOneOrFail(Payment, { id: co.json.data.payment.id });
+    };
+    const payment = (id: string) => d.common.db.em().findOneOrFail(Payment, { id }, { refresh: true });
+    const waitStatus = (id: string, statuses: string[]) =>
+      waitFor(`payment in ${statuses.join('/')}`, async () => {
+        const p = await payment(id);
+        return statuses.includes(p.status) ? p : null;
+      });
+    const credits = (txHash: string) => d.common.db.em().count(ObservedTransfer, { txHash, status: 'CREDITED' });
+
+    await t.test('a SOL transfer is detected, counts its confirmations and completes on the finalized slot; a failed one, rolled back by the runtime, is not credited', async () => {
+      const p = await open('SOL');
+      assert.equal(p.amount, '0.166666667');
+      // Pays the deposit, then a transfer the buyer cannot afford: the SVM fails the whole transaction.
+      const failed = await cluster.sendSolThenFail(p.address, SOL_25_USD);
+      assert.deepEqual(failed.rendered.meta.err, { InstructionError: [1, { Custom: 1 }] }, 'SystemError::ResultWithNegativeLamports from the System program');
+      const at = failed.rendered.transaction.message.accountKeys.indexOf(p.address);
+      const meta = failed.rendered.meta;
+      assert.equal(meta.postBalances[at], meta.preBalances[at], 'rolled back: the deposit holds what it held');
+      assert.equal(meta.fee, 5000, 'the fee is charged anyway');
+      assert.ok(meta.logMessages?.some((l) => l.startsWith('Transfer: insufficient lamports')));
+      cluster.seal();
+      cluster.sim.setFinalityLag(20);
+      const ok = await cluster.sendSol(p.address, SOL_25_USD);
+      cluster.seal();
+      const seen = await waitStatus(p.id, ['PROCESSING', 'CONFIRMING']);
+      assert.equal(seen.transactionHash, ok.signature);
+      assert.equal(seen.receivedAmount, '0.166666667');
+      cluster.mine(4);
+      await waitFor('confirmations counted', async () => (await payment(p.id)).confirmations >= 3);
+      await new Promise((r) => setTimeout(r, 800));
+      assert.equal((await payment(p.id)).status, 'CONFIRMING', 'counted, but the slot is not finalized yet');
+      cluster.sim.setFinalityLag(0);
+      cluster.mine(1);
+      await waitStatus(p.id, ['COMPLETED']);
+      assert.equal((await d.common.db.em().findOneOrFail(Invoice, { id: p.invoice.id })).status, 'PAID');
+      assert.equal(await d.common.db.em().count(ObservedTransfer, { txHash: failed.signature }), 0, 'the failed transaction moved nothing');
+      assert.equal(await credits(ok.signature), 1);
+    });
+
+    await t.test('USDC: create-idempotent + transferChecked into the owner\'s new associated token account, then into the existing one, is summed; a look-alike mint to the same owner is recorded, never credited', async () => {
+      const p = await open('USDC');
+      const first = await cluster.sendToken(cluster.usdc, p.address, 20_000_000n);
+      cluster.seal();
+      const pre = first.rendered.meta.preTokenBalances as { owner: string }[];
+      const post = first.rendered.meta.postTokenBalances as { owner: string; uiTokenAmount: { amount: string } }[];
+      assert.equal(pre.filter((b) => b.owner === p.address).length, 0, 'the token account did not exist before the transaction');
+      assert.equal(post.find((b) => b.owner === p.address)?.uiTokenAmount.amount, '20000000');
+      const second = await cluster.sendToken(cluster.usdc, p.address, 5_000_000n);
+      const fake = await cluster.sendToken(cluster.lookAlike, p.address, 99_000_000n);
+      cluster.seal();
+      await waitFor('two credits', async () => (await payment(p.id)).receivedAmount === '25');
+      const rows = await d.common.db.em().find(ObservedTransfer, { paymentId: p.id });
+      assert.deepEqual(rows.map((r) => r.status).sort(), ['CREDITED', 'CREDITED', 'NOT_CREDITED']);
+      assert.equal(rows.find((r) => r.txHash === fake.signature)?.status, 'NOT_CREDITED');
+      assert.equal(await credits(first.signature), 1);
+      assert.equal(await credits(second.signature), 1);
+      cluster.mine(4);
+      assert.equal((await waitStatus(p.id, ['COMPLETED'])).receivedAmount, '25');
+    });
+
+    await t.test('a recipient loaded through an address lookup table (a v0 transaction, table created and extended on chain) is found', async () => {
+      const p = await open('SOL');
+      const sent = await cluster.sendSol(p.address, SOL_25_USD, { viaLookupTable: true });
+      assert.equal(sent.rendered.version, 0);
+      assert.deepEqual(sent.rendered.meta.loadedAddresses, { writable: [p.address], readonly: [] });
+      assert.ok(!sent.rendered.transaction.message.accountKeys.includes(p.address), 'the recipient is not among the static keys');
+      cluster.seal();
+      const seen = await waitStatus(p.id, ['PROCESSING', 'CONFIRMING']);
+      assert.equal(seen.transactionHash, sent.signature);
+      cluster.mine(4);
+      await waitStatus(p.id, ['COMPLETED']);
+    });
+
+    assert.equal(proc.output().match(/indexer tick failed/g)?.length ?? 0, 0, proc.output());
+    assert.equal(await proc.stop('SIGTERM'), 0);
+  });
+
+  test('addresses mode (getSignaturesForAddress, getTransaction full): SOL and a Token-2022 USDC transfer complete; a failed transfer is not credited', async (t) => {
+    const skip = await skipUnless('postgresql');
+    if (skip) return t.skip(skip);
+    const cluster = await startLitesvmCluster();
+    t.after(() => cluster.close());
+    cluster.mine(3);
+    // The configured mint lives under Token-2022: its deposits land in the owner's Token-2022 associated token account.
+    const chains = { solana: { mainnet: { rpcUrl: cluster.url, blockTimeMs: 400, confirmations: 2, mode: 'addresses', tokens: { USDC: { address: cluster.usdc2022.address, decimals: 6 } } } } };
+    const indexer = { minPollMs: 200, maxBlocksPerRange: 50, leaseSeconds: 5, rpcTimeoutMs: 2000 };
+    const d = await startTestDaemon(t, 'postgresql', { chains, indexer });
+    const env = { CHAINGATE_DATABASE_URL: d.common.config.database.url, CHAINGATE_MASTER_KEY: MASTER_KEY, CHAINGATE_CONFIG: writeConfigFile({ chains, indexer }) };
+    await d.seedPool('solana', Array.from({ length: 3 }, key));
+    const proc = spawnIndexer(['solana'], env);
+    t.after(() => proc.stop('SIGKILL'));
+    await waitFor('indexer start', async () => proc.output().includes('indexer started'), 20_000);
+    const open = async (coin: 'SOL' | 'USDC') => {
+      const inv = await d.signed('POST', '/api/v1/invoices', { orderId: `la-${Math.random()}`, amount: '2500', currency: 'USD' });
+      return (await checkoutInvoice(d.daemon.deps, { invoiceId: inv.json.data.id, merchantId: null, blockchain: 'solana', cryptoCurrency: coin, testnet: false, method: 'direct' })).payment;
+    };
+    const sol = await open('SOL');
+    const usdc = await open('USDC');
+    const failed = await cluster.sendSolThenFail(sol.address, SOL_25_USD);
+    const ok = await cluster.sendSol(sol.address, SOL_25_USD);
+    const token = await cluster.sendToken(cluster.usdc2022, usdc.address, 25_000_000n);
+    assert.equal((token.rendered.meta.postTokenBalances as { programId: string }[])[1]?.programId, 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb');
+    cluster.seal();
+    cluster.mine(3);
+    for (const id of [sol.id, usdc.id]) {
+      await waitFor('completed', async () => (await d.common.db.em().findOneOrFail(Payment, { id }, { refresh: true })).status === 'COMPLETED', 20_000);
+    }
+    const em = d.common.db.em();
+    assert.equal((await em.findOneOrFail(Payment, { id: sol.id })).transactionHash, ok.signature);
+    assert.equal((await em.findOneOrFail(Payment, { id: usdc.id })).receivedAmount, '25');
+    assert.equal(await em.count(ObservedTransfer, { txHash: failed.signature }), 0);
+    assert.ok((cluster.sim.stats.calls.getTransaction ?? 0) >= 2, 'read through getTransaction');
+    assert.equal(proc.output().match(/indexer tick failed/g)?.length ?? 0, 0, proc.output());
+    assert.equal(await proc.stop('SIGTERM'), 0);
+  });
+});
