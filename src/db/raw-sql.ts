@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/sql';
 import { CompiledQuery } from 'kysely';
-import type { Dialect } from './orm.ts';
+import type { Database, Dialect } from './orm.ts';
 
 // Hand-written SQL for the hot paths, through the same connection (and, inside a transaction, the
 // same transaction) MikroORM uses, with bound parameters. MikroORM inlines every parameter into the
@@ -66,6 +66,31 @@ export async function nativeSqlite(em: EntityManager): Promise<NativeSqlite> {
     natives.set(conn, native);
   }
   return native;
+}
+
+/**
+ * The first row of a read outside any transaction (the buyer's polls). On SQLite, when no
+ * transaction holds the connection, the statement runs synchronously on the native handle (cached
+ * prepared statement, no promise, no pool); otherwise, and on PostgreSQL, through the pool.
+ */
+export async function readRow<R>(db: Database, sql: string, params: SqlValue[]): Promise<R | undefined> {
+  if (db.dialect === 'sqlite') {
+    const native = await nativeSqlite(db.orm.em as unknown as EntityManager);
+    if (!native.inTransaction) return native.prepare(sql).get(...params.map((v) => toDb('sqlite', v))) as R | undefined;
+  }
+  const { rows } = await rawQuery<R>(db.em(), db.dialect, sql, params);
+  return rows[0];
+}
+
+/** A JSON column as read raw: text on SQLite, already parsed on PostgreSQL. */
+export function jsonOf<T>(v: unknown): T | null {
+  if (v === null || v === undefined) return null;
+  return (typeof v === 'string' ? JSON.parse(v) : v) as T;
+}
+
+/** A boolean column as read raw: 0/1 on SQLite. */
+export function boolOf(v: unknown): boolean {
+  return v === true || v === 1 || v === '1' || v === 't';
 }
 
 /**

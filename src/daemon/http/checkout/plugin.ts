@@ -3,8 +3,8 @@ import fastifyCors, { type FastifyCorsOptions } from '@fastify/cors';
 import { getNetwork } from '../../../chains/registry.ts';
 import type { Config } from '../../../config/schema.ts';
 import { GatewayError } from '../../../domain/errors.ts';
-import { latestPayment, loadInvoice, markViewed } from '../../../db/invoices.ts';
-import { loadPayment } from '../../../db/payments.ts';
+import { latestPayment, loadInvoice, markViewed, readInvoice } from '../../../db/invoices.ts';
+import { readBuyerPayment } from '../../../db/payments.ts';
 import { availabilityOf } from '../../availability.ts';
 import { checkoutInvoice } from '../../checkout.ts';
 import { confirmContractPayment } from '../../confirm-payment.ts';
@@ -45,7 +45,7 @@ export async function checkoutPlugin(app: FastifyInstance, deps: DaemonDeps): Pr
     'GET',
     '/invoices/:id',
     async (req, reply) => {
-      const invoice = await loadInvoice(db, idParam(req, 'INVOICE_NOT_FOUND'), null);
+      const invoice = await readInvoice(db, idParam(req, 'INVOICE_NOT_FOUND'), null);
       if (invoice.status === 'EXPIRED') throw new GatewayError('INVOICE_EXPIRED', 'Invoice has expired');
       if (invoice.status === 'CANCELLED') throw new GatewayError('INVOICE_CANCELLED', 'Invoice was cancelled');
       if (!invoice.viewedAt) await markViewed(db, invoice.id);
@@ -95,7 +95,7 @@ export async function checkoutPlugin(app: FastifyInstance, deps: DaemonDeps): Pr
     'GET',
     '/payments/:id/status',
     async (req, reply) => {
-      const payment = await loadPayment(db, idParam(req, 'PAYMENT_NOT_FOUND'), null);
+      const payment = await readBuyerPayment(db, idParam(req, 'PAYMENT_NOT_FOUND'));
       const network = getNetwork(deps.registry, payment.blockchain, payment.isTestnet);
       return sendData(req, reply, publicPaymentStatusView(payment, network));
     },
