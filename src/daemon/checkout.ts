@@ -12,6 +12,7 @@ import { openPaymentIn, openPaymentSync, type OpenedPayment, type PaymentPlan } 
 import { nativeSqlite, syncSqliteTransaction } from '../db/raw-sql.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { countFreeUpTo } from '../db/wallet-pool.ts';
+import { referenceBlocks } from '../db/reference-ids.ts';
 import { availabilityOf } from './availability.ts';
 import type { DaemonDeps } from './deps.ts';
 
@@ -82,6 +83,8 @@ export async function planCheckout(deps: DaemonDeps, input: CheckoutInput, now =
     metadata: { pricing: priced.pricing },
     expiresAt: new Date(Math.min(now.getTime() + PAYMENT_WINDOW_MS, invoice.expiresAt.getTime())),
     now,
+    // Last, once every check passed: a number taken here is used unless the transaction fails.
+    referenceId: (await referenceBlocks(db)?.next('PAY', now)) ?? null,
   };
   return { invoice, plan };
 }

@@ -88,11 +88,15 @@ function insertParams(inv: NewInvoice, merchantId: string): SqlValue[] {
 /**
  * The gateway's invoice creation in hand-written SQL inside the caller's transaction (the one that
  * holds the idempotency claim): the day's reference number, then the row. Same columns and values
- * as createInvoice's entity.
+ * as createInvoice's entity. `referenceId`: taken before the transaction (ReferenceBlocks, PostgreSQL).
  */
-export async function insertInvoiceIn(em: EntityManager, dialect: Dialect, merchantId: string, input: CreateInvoiceInput, now = new Date()): Promise<NewInvoice> {
-  const { rows } = await rawQuery<{ value: number | string }>(em, dialect, COUNTER_SQL, [`INV-${referenceDay(now)}`]);
-  const inv = newInvoice(input, now, Number(rows[0]!.value));
+export async function insertInvoiceIn(em: EntityManager, dialect: Dialect, merchantId: string, input: CreateInvoiceInput, now = new Date(), referenceId: string | null = null): Promise<NewInvoice> {
+  let inv: NewInvoice;
+  if (referenceId) inv = { ...newInvoice(input, now, 0), referenceId };
+  else {
+    const { rows } = await rawQuery<{ value: number | string }>(em, dialect, COUNTER_SQL, [`INV-${referenceDay(now)}`]);
+    inv = newInvoice(input, now, Number(rows[0]!.value));
+  }
   await rawQuery(em, dialect, INSERT_INVOICE_SQL, insertParams(inv, merchantId));
   return inv;
 }

@@ -36,6 +36,8 @@ export interface PaymentPlan {
   metadata: Record<string, unknown>;
   expiresAt: Date;
   now: Date;
+  /** Taken before the transaction (ReferenceBlocks, PostgreSQL); null: from the day's counter in it. */
+  referenceId: string | null;
 }
 
 export interface OpenedPayment extends BuyerPayment {
@@ -111,7 +113,7 @@ export async function openPaymentIn(em: EntityManager, dialect: Dialect, plan: P
     address = leased.address;
   }
   // The day's counter last: its row lock is held only until the commit that follows.
-  const referenceId = await nextReferenceIn(em, dialect, 'PAY', plan.now);
+  const referenceId = plan.referenceId ?? (await nextReferenceIn(em, dialect, 'PAY', plan.now));
   await rawQuery(em, dialect, INSERT_SQL, insertParams(plan, referenceId, address));
   return opened(plan, referenceId, address);
 }
@@ -125,7 +127,7 @@ export function openPaymentSync(native: NativeSqlite, plan: PaymentPlan): Opened
     if (!leased) throw noWallet(plan);
     address = leased.address;
   }
-  const referenceId = nextReferenceSync(native, 'PAY', plan.now);
+  const referenceId = plan.referenceId ?? nextReferenceSync(native, 'PAY', plan.now);
   native.prepare(INSERT_SQL).run(...insertParams(plan, referenceId, address).map((v) => toDb('sqlite', v)));
   return opened(plan, referenceId, address);
 }

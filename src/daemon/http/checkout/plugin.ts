@@ -7,7 +7,6 @@ import { latestPayment, loadInvoice, markViewed, readInvoice } from '../../../db
 import { readBuyerPayment } from '../../../db/payments.ts';
 import { availabilityOf } from '../../availability.ts';
 import { checkoutInvoice } from '../../checkout.ts';
-import { confirmContractPayment } from '../../confirm-payment.ts';
 import type { DaemonDeps } from '../../deps.ts';
 import { RouteTable } from '../app.ts';
 import { sendData } from '../envelope.ts';
@@ -110,6 +109,8 @@ export async function checkoutPlugin(app: FastifyInstance, deps: DaemonDeps): Pr
       await verifyIdToken(req.headers.authorization);
       const paymentId = idParam(req, 'PAYMENT_NOT_FOUND');
       const body = parseWith(confirmBody, jsonBody(req) ?? {});
+      // Loaded on the first confirmation: it brings an EVM client (daemon memory, docs/performance.md).
+      const { confirmContractPayment } = await import('../../confirm-payment.ts');
       return sendData(req, reply, await confirmContractPayment(deps, paymentId, body.txHash));
     },
     limit('confirm'),

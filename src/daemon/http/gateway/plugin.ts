@@ -8,6 +8,7 @@ import type { Database } from '../../../db/orm.ts';
 import { inTransaction } from '../../../db/transaction.ts';
 import { cancelInvoice, insertInvoiceIn, insertInvoiceSync, invoicePayments, latestPayment, loadInvoice, type CreateInvoiceInput } from '../../../db/invoices.ts';
 import { merchantKeyCache, type AuthMerchant } from '../../../db/merchants.ts';
+import { referenceBlocks } from '../../../db/reference-ids.ts';
 import { nativeSqlite, syncSqliteTransaction, type NativeSqlite } from '../../../db/raw-sql.ts';
 import type { Invoice } from '../../../db/entities/invoice.entity.ts';
 import { chargeRefusedRequest, markSignatureVerified } from '../rate-limit.ts';
@@ -184,10 +185,13 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
       expiresInMinutes: body.expiresInMinutes,
     };
     const merchantId = () => merchantOf(req).id;
-    // The hot path in hand-written SQL (docs/performance.md): no unit of work, bound parameters.
+    // The hot path in hand-written SQL (docs/performance.md): no unit of work, bound parameters. On
+    // PostgreSQL the reference number is taken before the transaction (ReferenceBlocks).
+    const now = new Date();
+    const referenceId = (await referenceBlocks(db)?.next('INV', now)) ?? null;
     return idempotent(req, reply, {
-      run: async (tx) => ({ status: 201, data: invoiceView((await insertInvoiceIn(tx.em(), tx.dialect, merchantId(), input)) as Invoice) }),
-      sqlite: (native) => ({ status: 201, data: invoiceView(insertInvoiceSync(native, merchantId(), input) as Invoice) }),
+      run: async (tx) => ({ status: 201, data: invoiceView((await insertInvoiceIn(tx.em(), tx.dialect, merchantId(), input, now, referenceId)) as Invoice) }),
+      sqlite: (native) => ({ status: 201, data: invoiceView(insertInvoiceSync(native, merchantId(), input, now) as Invoice) }),
     });
   });
 
