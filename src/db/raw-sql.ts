@@ -75,7 +75,8 @@ export async function nativeSqlite(em: EntityManager): Promise<NativeSqlite> {
  */
 export async function readRow<R>(db: Database, sql: string, params: SqlValue[]): Promise<R | undefined> {
   if (db.dialect === 'sqlite') {
-    const native = await nativeSqlite(db.orm.em as unknown as EntityManager);
+    const conn = db.orm.em.getConnection();
+    const native = natives.get(conn) ?? (await nativeSqlite(db.orm.em as unknown as EntityManager));
     if (!native.inTransaction) return native.prepare(sql).get(...params.map((v) => toDb('sqlite', v))) as R | undefined;
   }
   const { rows } = await rawQuery<R>(db.em(), db.dialect, sql, params);

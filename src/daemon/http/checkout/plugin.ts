@@ -33,9 +33,9 @@ export async function checkoutPlugin(app: FastifyInstance, deps: DaemonDeps): Pr
   const verifyIdToken = await createIdTokenVerifier(config.idToken, log);
 
   // Answers describe one buyer's invoice at one moment: never cached by browsers or proxies.
-  app.addHook('onSend', async (_req, reply, payload) => {
+  app.addHook('onSend', (_req, reply, payload, done) => {
     reply.header('Cache-Control', 'no-store');
-    return payload;
+    done(null, payload);
   });
 
   const routes = new RouteTable(app);
@@ -133,12 +133,14 @@ function checkoutCors(config: Config): FastifyCorsOptions {
     exposedHeaders: ['Retry-After', 'X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
     maxAge: 600,
   };
+  // The same for every read: built once, not per request.
+  const readOptions = { ...common, origin: '*', methods: ['GET', 'HEAD'] };
   return {
     hook: 'onRequest',
     delegator: (req, callback) => {
       const method = req.method === 'OPTIONS' ? String(req.headers['access-control-request-method'] ?? '').toUpperCase() : req.method;
       if (method === 'GET' || method === 'HEAD') {
-        callback(null, { ...common, origin: '*', methods: ['GET', 'HEAD'] });
+        callback(null, readOptions);
         return;
       }
       const allowed = [...writeOrigins];
