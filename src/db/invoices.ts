@@ -251,5 +251,6 @@ export async function cancelInvoice(db: Database, invoiceId: string, merchantId:
 
 /** Public read: stamps viewedAt once (conditional, so concurrent first reads stamp it once). */
 export async function markViewed(db: Database, invoiceId: string, now = new Date()): Promise<void> {
-  await db.em().nativeUpdate(Invoice, { id: invoiceId, viewedAt: null }, { viewedAt: now });
+  // Bound parameters (one cached statement), the same single column nativeUpdate wrote.
+  await rawQuery(db.em(), db.dialect, 'update invoice set viewed_at = ? where id = ? and viewed_at is null', [now, invoiceId]);
 }
