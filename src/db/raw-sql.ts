@@ -79,8 +79,26 @@ export async function readRow<R>(db: Database, sql: string, params: SqlValue[]):
     const native = natives.get(conn) ?? (await nativeSqlite(db.orm.em as unknown as EntityManager));
     if (!native.inTransaction) return native.prepare(sql).get(...params.map((v) => toDb('sqlite', v))) as R | undefined;
   }
+  if (db.dialect === 'postgresql') {
+    // Straight to MikroORM's own pg pool (the same connections), as the bare server does: no
+    // query-builder driver in between for a one-statement read.
+    const pool = pgPools.get(db.orm) ?? (await pgPoolOf(db));
+    const res = await pool.query(textFor('postgresql', sql), params.map((v) => toDb('postgresql', v)));
+    return res.rows[0] as R | undefined;
+  }
   const { rows } = await rawQuery<R>(db.em(), db.dialect, sql, params);
   return rows[0];
+}
+
+interface PgPool {
+  query(text: string, values: unknown[]): Promise<{ rows: unknown[] }>;
+}
+const pgPools = new WeakMap<object, PgPool>();
+
+async function pgPoolOf(db: Database): Promise<PgPool> {
+  const pool = await (db.orm.em.getConnection() as unknown as { getNativeClient(): Promise<PgPool> }).getNativeClient();
+  pgPools.set(db.orm, pool);
+  return pool;
 }
 
 /** A JSON column as read raw: text on SQLite, already parsed on PostgreSQL. */
