@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/sql';
+import { createHash } from 'node:crypto';
 import { CompiledQuery } from 'kysely';
 import type { Database, Dialect } from './orm.ts';
 
@@ -83,7 +84,8 @@ export async function readRow<R>(db: Database, sql: string, params: SqlValue[]):
     // Straight to MikroORM's own pg pool (the same connections), as the bare server does: no
     // query-builder driver in between for a one-statement read.
     const pool = pgPools.get(db.orm) ?? (await pgPoolOf(db));
-    const res = await pool.query(textFor('postgresql', sql), params.map((v) => toDb('postgresql', v)));
+    // A named statement: parsed and planned once per connection, then only bound and executed.
+    const res = await pool.query({ name: statementName(sql), text: textFor('postgresql', sql), values: params.map((v) => toDb('postgresql', v)) });
     return res.rows[0] as R | undefined;
   }
   const { rows } = await rawQuery<R>(db.em(), db.dialect, sql, params);
@@ -91,7 +93,17 @@ export async function readRow<R>(db: Database, sql: string, params: SqlValue[]):
 }
 
 interface PgPool {
-  query(text: string, values: unknown[]): Promise<{ rows: unknown[] }>;
+  query(q: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
+}
+
+const names = new Map<string, string>();
+function statementName(sql: string): string {
+  let name = names.get(sql);
+  if (name === undefined) {
+    name = `cg_${createHash('sha256').update(sql).digest('hex').slice(0, 24)}`;
+    names.set(sql, name);
+  }
+  return name;
 }
 const pgPools = new WeakMap<object, PgPool>();
 
