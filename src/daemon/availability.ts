@@ -188,6 +188,7 @@ export function createAvailability(ctx: AvailabilityContext): Availability {
   const cacheMs = ctx.config.checkout.availabilityCacheMs;
   let cached: { until: number; snapshot: Promise<HealthSnapshot> } | null = null;
   const prices = new Map<string, { until: number; coins: Promise<Set<string>> }>();
+  const answers = new Map<string, { snapshot: Promise<HealthSnapshot>; coins: Promise<Set<string>>; answer: AvailableCurrencies }>();
   const allSymbols = [...new Set(CHAIN_SLUGS.flatMap((s) => ctx.registry.chains[s].mainnet.tokens.map((t) => t.symbol)))];
 
   const health = (now: Date): Promise<HealthSnapshot> => {
@@ -209,8 +210,15 @@ export function createAvailability(ctx: AvailabilityContext): Availability {
 
   return {
     async offered(choices, fiat, now = new Date()) {
+      const snapshotP = health(now);
+      const coinsP = priced(fiat);
+      // Same snapshot, same prices, same choices: the same answer (the snapshot's own time decides
+      // staleness), so it is kept with them and computed once per cache period, not per read.
+      const key = `${fiat.toUpperCase()}|${JSON.stringify(choices.acceptedChains ?? null)}|${JSON.stringify(choices.acceptedCurrencies ?? null)}`;
+      const hit = answers.get(key);
+      if (hit && hit.snapshot === snapshotP && hit.coins === coinsP) return hit.answer;
       const base = availableCurrencies(ctx.registry, choices, false);
-      const [snapshot, coins] = await Promise.all([health(now), priced(fiat)]);
+      const [snapshot, coins] = await Promise.all([snapshotP, coinsP]);
       const availableBlockchains: string[] = [];
       const currencies: Record<string, string[]> = {};
       for (const slug of base.availableBlockchains) {
@@ -221,7 +229,10 @@ export function createAvailability(ctx: AvailabilityContext): Availability {
         availableBlockchains.push(slug);
         currencies[slug] = symbols;
       }
-      return { availableBlockchains, availableCurrencies: currencies };
+      const answer = { availableBlockchains, availableCurrencies: currencies };
+      if (answers.size > 1000) answers.clear();
+      answers.set(key, { snapshot: snapshotP, coins: coinsP, answer });
+      return answer;
     },
     async assertIndexed(network, now = new Date()) {
       if (ctx.config.checkout.indexerStaleAfterSeconds === null) return;

@@ -3,16 +3,16 @@ import { newId } from '../domain/ids.ts';
 import { findToken, getNetwork, availableCurrencies, type ResolvedNetwork, type TokenRef } from '../chains/registry.ts';
 import { isChainSlug } from '../chains/slugs.ts';
 import { GatewayError } from '../domain/errors.ts';
-import { priceInvoice, type PricedAmount } from '../domain/pricing.ts';
+import { priceInvoice } from '../domain/pricing.ts';
 import { externalIdFromUuid } from '../domain/external-id.ts';
-import { Invoice } from '../db/entities/invoice.entity.ts';
-import { MerchantPoint } from '../db/entities/merchant-point.entity.ts';
-import { Payment, type PaymentMethod } from '../db/entities/payment.entity.ts';
-import { INVOICE_TRANSITIONS, LIVE_PAYMENT_STATUSES } from '../domain/lifecycle.ts';
-import { loadInvoice } from '../db/invoices.ts';
-import { nextReferenceId } from '../db/reference-ids.ts';
+import type { PaymentMethod } from '../db/entities/payment.entity.ts';
+import { INVOICE_TRANSITIONS } from '../domain/lifecycle.ts';
+import { readInvoice, type InvoiceSnapshot } from '../db/invoices.ts';
+import { openPaymentIn, openPaymentSync, type OpenedPayment, type PaymentPlan } from '../db/open-payment.ts';
+import { nativeSqlite, syncSqliteTransaction } from '../db/raw-sql.ts';
 import { inTransaction } from '../db/transaction.ts';
-import { countFree, leaseAddress } from '../db/wallet-pool.ts';
+import { countFreeUpTo } from '../db/wallet-pool.ts';
+import { referenceBlocks } from '../db/reference-ids.ts';
 import { availabilityOf } from './availability.ts';
 import type { DaemonDeps } from './deps.ts';
 
@@ -34,25 +34,26 @@ export interface CheckoutInput {
    * to the merchant's server.
    */
   requireOffered?: boolean;
-  /** The price, when the caller fetched it before opening its own transaction (priceCheckout). */
-  priced?: PricedAmount;
 }
 
+/** The invoice part of a checkout's answer (the claim made it PAYMENT_PENDING). */
+export type CheckedOutInvoice = Pick<InvoiceSnapshot, 'id' | 'referenceId' | 'status' | 'amount' | 'currency' | 'expiresAt'>;
+
 /**
- * Opens a payment on an invoice. The claim is atomic on both surfaces: a conditional update
- * OPEN -> PAYMENT_PENDING is the first write of the transaction, before the pool is touched, and
- * everything after it (lease, payment row) commits with it or rolls it back.
+ * Everything a checkout decides before its transaction: the invoice read (expiry applied when due),
+ * the checks with their precise errors, the chain and coin, availability and the price. Prices may
+ * come from an HTTP source, so no write lock is held meanwhile; the plan is then written by
+ * openPayment* in one transaction, whose conditional claim re-checks what could have changed.
  */
-export async function checkoutInvoice(deps: DaemonDeps, input: CheckoutInput, now = new Date()): Promise<{ invoice: Invoice; payment: Payment }> {
-  const { db, log, config } = deps.common;
-  const invoice = await loadInvoice(db, input.invoiceId, input.merchantId, now);
-  await assertClaimable(deps, invoice, now);
+export async function planCheckout(deps: DaemonDeps, input: CheckoutInput, now = new Date()): Promise<{ invoice: InvoiceSnapshot; plan: PaymentPlan }> {
+  const { db, config } = deps.common;
+  const invoice = await readInvoice(db, input.invoiceId, input.merchantId, now);
+  assertClaimable(invoice, now);
   const { network, token } = resolvePair(deps, invoice.merchant, input);
   const contract = input.method === 'direct' ? null : contractFor(network, input);
   if (input.requireOffered) await availabilityOf(deps).assertIndexed(network, now);
 
-  // Prices may come from an HTTP source: fetched before the transaction, then locked on the payment.
-  const priced = input.priced ?? await priceInvoice({
+  const priced = await priceInvoice({
     mode: config.pricing.mode,
     invoiceAmountMinor: invoice.amount,
     fiatCurrency: invoice.currency,
@@ -60,99 +61,80 @@ export async function checkoutInvoice(deps: DaemonDeps, input: CheckoutInput, no
     rates: deps.rates,
     now,
   });
+  const uuid = contract ? randomUUID() : null;
+  const plan: PaymentPlan = {
+    id: newId(),
+    invoiceId: invoice.id,
+    merchantId: invoice.merchant.id,
+    paymentType: contract ? 'SMART_CONTRACT' : 'DIRECT',
+    method: input.method,
+    blockchain: network.chain,
+    network: network.network,
+    isTestnet: network.testnet,
+    cryptoCurrency: token.symbol,
+    decimals: token.decimals,
+    tokenAddress: token.address ?? null,
+    amount: priced.amount,
+    requiredConfirmations: network.requiredConfirmations,
+    treasury: contract?.treasury ?? null,
+    contractAddress: contract?.address ?? null,
+    externalId: uuid ? externalIdFromUuid(uuid) : null,
+    externalIdUuid: uuid,
+    metadata: { pricing: priced.pricing },
+    expiresAt: new Date(Math.min(now.getTime() + PAYMENT_WINDOW_MS, invoice.expiresAt.getTime())),
+    now,
+    // Last, once every check passed: a number taken here is used unless the transaction fails.
+    referenceId: (await referenceBlocks(db)?.next('PAY', now)) ?? null,
+  };
+  return { invoice, plan };
+}
 
-  const payment = await inTransaction(db, async (em) => {
-    const claimed = await em.nativeUpdate(
-      Invoice,
-      { id: invoice.id, status: { $in: [...INVOICE_TRANSITIONS.checkedOut.from] }, expiresAt: { $gt: now } },
-      { status: INVOICE_TRANSITIONS.checkedOut.to, updatedAt: now },
-    );
-    if (claimed === 0) throw new GatewayError('INVOICE_NOT_AVAILABLE', 'Invoice was claimed by another checkout or is no longer open');
+/** The answer's invoice once the plan is written. */
+export function checkedOutInvoice(invoice: InvoiceSnapshot): CheckedOutInvoice {
+  return { id: invoice.id, referenceId: invoice.referenceId, status: INVOICE_TRANSITIONS.checkedOut.to, amount: invoice.amount, currency: invoice.currency, expiresAt: invoice.expiresAt };
+}
 
-    const id = newId();
-    let address: string;
-    if (contract) address = contract.treasury;
-    else {
-      const leased = await leaseAddress(em, db.dialect, { chain: network.chain, isTestnet: network.testnet }, id, now);
-      if (!leased) throw new GatewayError('NO_AVAILABLE_WALLET', `No free deposit address for ${network.chain} (${network.network}); try later`);
-      address = leased.address;
-    }
-    const uuid = contract ? randomUUID() : null;
-    const created = em.create(Payment, {
-      id,
-      referenceId: await nextReferenceId(em, 'PAY', now),
-      invoice: em.getReference(Invoice, invoice.id),
-      merchant: em.getReference(MerchantPoint, invoice.merchant.id),
-      status: 'PENDING',
-      paymentType: contract ? 'SMART_CONTRACT' : 'DIRECT',
-      method: input.method,
-      blockchain: network.chain,
-      network: network.network,
-      isTestnet: network.testnet,
-      cryptoCurrency: token.symbol,
-      decimals: token.decimals,
-      tokenAddress: token.address,
-      amount: priced.amount,
-      expectedAmount: priced.amount,
-      receivedAmount: '0',
-      address,
-      confirmations: 0,
-      requiredConfirmations: network.requiredConfirmations,
-      transactionHash: null,
-      blockNumber: null,
-      contractAddress: contract?.address ?? null,
-      externalId: uuid ? externalIdFromUuid(uuid) : null,
-      externalIdUuid: uuid,
-      metadata: { pricing: priced.pricing },
-      expiresAt: new Date(Math.min(now.getTime() + PAYMENT_WINDOW_MS, invoice.expiresAt.getTime())),
-      completedAt: null,
-      createdAt: now,
-    });
-    await em.flush();
-    return created;
-  });
-
-  if (!contract) {
-    const free = await countFree(db.em(), { chain: network.chain, isTestnet: network.testnet });
-    if (free < config.pools.lowWaterMark) {
-      log.warn({ chain: network.chain, network: network.network, free, lowWaterMark: config.pools.lowWaterMark }, 'wallet pool is running low; seed more addresses');
-    }
+/** After a lease: a warning when the pool is below its low-water mark (counted up to the mark only). */
+export async function warnIfPoolLow(deps: DaemonDeps, plan: PaymentPlan): Promise<void> {
+  const { db, log, config } = deps.common;
+  if (plan.treasury !== null) return;
+  const free = await countFreeUpTo(db, { chain: plan.blockchain, isTestnet: plan.isTestnet }, config.pools.lowWaterMark);
+  if (free < config.pools.lowWaterMark) {
+    log.warn({ chain: plan.blockchain, network: plan.network, free, lowWaterMark: config.pools.lowWaterMark }, 'wallet pool is running low; seed more addresses');
   }
-  const fresh = await db.em().findOneOrFail(Invoice, { id: invoice.id }, { refresh: true });
-  return { invoice: fresh, payment };
 }
 
 /**
- * The price checkoutInvoice would fetch, for a caller that runs checkoutInvoice inside a write
- * transaction of its own (the gateway's idempotency transaction): fetched first, outside it, so a
- * slow rate source never holds a write lock. Invoice amounts and currencies never change.
+ * Opens a payment on an invoice. The claim is atomic on both surfaces: a conditional update
+ * OPEN -> PAYMENT_PENDING (no live payment, within expiresAt) is the first write of the
+ * transaction, before the pool is touched, and everything after it (lease, payment row) commits
+ * with it or rolls it back.
  */
-export async function priceCheckout(deps: DaemonDeps, input: CheckoutInput, now = new Date()): Promise<PricedAmount> {
-  const invoice = await loadInvoice(deps.common.db, input.invoiceId, input.merchantId, now);
-  const { token } = resolvePair(deps, invoice.merchant, input);
-  return priceInvoice({
-    mode: deps.common.config.pricing.mode,
-    invoiceAmountMinor: invoice.amount,
-    fiatCurrency: invoice.currency,
-    coin: { symbol: token.symbol, decimals: token.decimals },
-    rates: deps.rates,
-    now,
-  });
+export async function checkoutInvoice(deps: DaemonDeps, input: CheckoutInput, now = new Date()): Promise<{ invoice: CheckedOutInvoice; payment: OpenedPayment }> {
+  const { db } = deps.common;
+  const { invoice, plan } = await planCheckout(deps, input, now);
+  let payment: OpenedPayment | undefined;
+  if (db.dialect === 'sqlite') {
+    const native = await nativeSqlite(db.em());
+    payment = syncSqliteTransaction(native, () => openPaymentSync(native, plan));
+  }
+  payment ??= await inTransaction(db, (em) => openPaymentIn(em, db.dialect, plan));
+  await warnIfPoolLow(deps, plan);
+  return { invoice: checkedOutInvoice(invoice), payment };
 }
 
-async function assertClaimable(deps: DaemonDeps, invoice: Invoice, now: Date): Promise<void> {
+function assertClaimable(invoice: InvoiceSnapshot, now: Date): void {
   if (invoice.status === 'PAID' || invoice.status === 'CANCELLED') {
     throw new GatewayError('INVOICE_NOT_AVAILABLE', `Invoice is ${invoice.status}`);
   }
   if (invoice.status === 'EXPIRED' || (invoice.status === 'OPEN' && invoice.expiresAt <= now)) {
     throw new GatewayError('INVOICE_EXPIRED', 'Invoice has expired');
   }
-  const live = await deps.common.db.em().count(Payment, { invoice: invoice.id, status: { $in: [...LIVE_PAYMENT_STATUSES] } });
-  if (live > 0) throw new GatewayError('PAYMENT_ALREADY_IN_PROGRESS', 'A payment is already in progress for this invoice');
+  if (invoice.hasLivePayment) throw new GatewayError('PAYMENT_ALREADY_IN_PROGRESS', 'A payment is already in progress for this invoice');
   if (invoice.status !== 'OPEN') throw new GatewayError('INVOICE_NOT_AVAILABLE', `Invoice is ${invoice.status}`);
 }
 
-function resolvePair(deps: DaemonDeps, merchant: MerchantPoint, input: CheckoutInput): { network: ResolvedNetwork; token: TokenRef } {
+function resolvePair(deps: DaemonDeps, merchant: InvoiceSnapshot['merchant'], input: CheckoutInput): { network: ResolvedNetwork; token: TokenRef } {
   const slug = input.blockchain;
   if (!isChainSlug(slug)) throw new GatewayError('INVALID_CURRENCY', `Unknown blockchain ${JSON.stringify(slug)}`);
   const network = getNetwork(deps.registry, slug, input.testnet);

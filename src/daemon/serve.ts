@@ -42,8 +42,9 @@ export async function buildDaemonApp(deps: DaemonDeps, metrics?: DaemonMetrics):
     headersTimeoutMs: config.server.headersTimeoutMs,
   });
   if (metrics) {
-    app.addHook('onResponse', async (req, reply) => {
+    app.addHook('onResponse', (req, reply, done) => {
       metrics.observeRequest(req.routeOptions.url ?? 'unmatched', req.method, reply.statusCode, reply.elapsedTime / 1000);
+      done();
     });
   }
   // Both surfaces describe themselves (OpenAPI 3.1 from the validating zod schemas), unsigned.

@@ -6,12 +6,13 @@ import { Payment } from './entities/payment.entity.ts';
 import { applyInvoiceFact } from './transitions.ts';
 import { applyExpiry, expiryDue } from './expiry.ts';
 import type { Database } from './orm.ts';
-import { nextReferenceId } from './reference-ids.ts';
+import { COUNTER_SQL, nextReferenceId } from './reference-ids.ts';
 import { inTransaction } from './transaction.ts';
 import type { Dialect } from './orm.ts';
 import { formatReferenceId, referenceDay } from '../domain/reference-id.ts';
 import { newId } from '../domain/ids.ts';
-import { rawQuery, toDb, type NativeSqlite, type SqlValue } from './raw-sql.ts';
+import { dateOf, jsonOf, nullableDate, rawQuery, readRow, toDb, type NativeSqlite, type SqlValue } from './raw-sql.ts';
+import { LIVE_PAYMENT_STATUSES, type InvoiceStatus } from '../domain/lifecycle.ts';
 
 export interface CreateInvoiceInput {
   orderId: string;
@@ -51,7 +52,6 @@ export type NewInvoice = Pick<
   'id' | 'referenceId' | 'orderId' | 'description' | 'amount' | 'currency' | 'status' | 'customerEmail' | 'customerName' | 'customerMetadata' | 'metadata' | 'returnUrl' | 'cancelUrl' | 'expiresAt' | 'viewedAt' | 'paidAt' | 'cancelledAt' | 'createdAt'
 >;
 
-const COUNTER_SQL = 'insert into reference_counter (id, value) values (?, 1) on conflict (id) do update set value = reference_counter.value + 1 returning value';
 const INSERT_INVOICE_SQL = `insert into invoice (id, reference_id, merchant_id, order_id, description, amount, currency, status, customer_email, customer_name, customer_metadata, metadata, return_url, cancel_url, expires_at, viewed_at, paid_at, cancelled_at, created_at, updated_at)
   values (?, ?, ?, ?, ?, ?, ?, 'OPEN', ?, ?, ?, ?, ?, ?, ?, null, null, null, ?, ?)`;
 
@@ -88,11 +88,15 @@ function insertParams(inv: NewInvoice, merchantId: string): SqlValue[] {
 /**
  * The gateway's invoice creation in hand-written SQL inside the caller's transaction (the one that
  * holds the idempotency claim): the day's reference number, then the row. Same columns and values
- * as createInvoice's entity.
+ * as createInvoice's entity. `referenceId`: taken before the transaction (ReferenceBlocks, PostgreSQL).
  */
-export async function insertInvoiceIn(em: EntityManager, dialect: Dialect, merchantId: string, input: CreateInvoiceInput, now = new Date()): Promise<NewInvoice> {
-  const { rows } = await rawQuery<{ value: number | string }>(em, dialect, COUNTER_SQL, [`INV-${referenceDay(now)}`]);
-  const inv = newInvoice(input, now, Number(rows[0]!.value));
+export async function insertInvoiceIn(em: EntityManager, dialect: Dialect, merchantId: string, input: CreateInvoiceInput, now = new Date(), referenceId: string | null = null): Promise<NewInvoice> {
+  let inv: NewInvoice;
+  if (referenceId) inv = { ...newInvoice(input, now, 0), referenceId };
+  else {
+    const { rows } = await rawQuery<{ value: number | string }>(em, dialect, COUNTER_SQL, [`INV-${referenceDay(now)}`]);
+    inv = newInvoice(input, now, Number(rows[0]!.value));
+  }
   await rawQuery(em, dialect, INSERT_INVOICE_SQL, insertParams(inv, merchantId));
   return inv;
 }
@@ -116,6 +120,105 @@ export async function loadInvoice(db: Database, invoiceId: string, merchantId: s
     await applyExpiry(em, invoice.id, now);
     return em.findOneOrFail(Invoice, { id: invoice.id }, { refresh: true, populate: ['merchant'] });
   });
+}
+
+/**
+ * An invoice as the buyer's read and the checkout see it, read as one plain row (no unit of work):
+ * the merchant's name and choices, and whether a payment of it is live.
+ */
+export interface InvoiceSnapshot {
+  id: string;
+  referenceId: string;
+  amount: string;
+  currency: string;
+  description: string;
+  status: InvoiceStatus;
+  customerEmail: string | null;
+  customerName: string | null;
+  returnUrl: string | null;
+  cancelUrl: string | null;
+  expiresAt: Date;
+  viewedAt: Date | null;
+  paidAt: Date | null;
+  merchant: { id: string; name: string; acceptedChains: string[] | null; acceptedCurrencies: Record<string, string[]> | null };
+  /** A PENDING, PROCESSING or CONFIRMING payment exists for it. */
+  hasLivePayment: boolean;
+}
+
+interface SnapshotRow {
+  id: string;
+  reference_id: string;
+  merchant_id: string;
+  amount: string;
+  currency: string;
+  description: string;
+  status: InvoiceStatus;
+  customer_email: string | null;
+  customer_name: string | null;
+  return_url: string | null;
+  cancel_url: string | null;
+  expires_at: unknown;
+  viewed_at: unknown;
+  paid_at: unknown;
+  merchant_name: string;
+  accepted_chains: unknown;
+  accepted_currencies: unknown;
+  live: number | boolean;
+  due: number | boolean;
+}
+
+const LIVE_LIST = LIVE_PAYMENT_STATUSES.map((s) => `'${s}'`).join(', ');
+
+/**
+ * `due`: the expiry rules may change this invoice now, by the wall clock: an OPEN invoice past its
+ * expiresAt, or a PAYMENT_PENDING one with a PENDING payment past its window (one probe of the
+ * payment(invoice_id) index). loadInvoice then decides exactly (closableWindows: at the chain's time).
+ */
+const SNAPSHOT_SELECT = `select i.id, i.reference_id, i.merchant_id, i.amount, i.currency, i.description, i.status, i.customer_email, i.customer_name,
+    i.return_url, i.cancel_url, i.expires_at, i.viewed_at, i.paid_at, m.name as merchant_name, m.accepted_chains, m.accepted_currencies,
+    case when exists (select 1 from payment p where p.invoice_id = i.id and p.status in (${LIVE_LIST})) then 1 else 0 end as live,
+    case when (i.status = 'OPEN' and i.expires_at <= ?)
+      or (i.status = 'PAYMENT_PENDING' and exists (select 1 from payment p where p.invoice_id = i.id and p.status = 'PENDING' and p.expires_at <= ?))
+      then 1 else 0 end as due
+  from invoice i join merchant_point m on m.id = i.merchant_id`;
+const SNAPSHOT_SQL = `${SNAPSHOT_SELECT} where i.id = ?`;
+const SNAPSHOT_SCOPED_SQL = `${SNAPSHOT_SELECT} where i.id = ? and i.merchant_id = ?`;
+
+function snapshotOf(r: SnapshotRow): InvoiceSnapshot {
+  return {
+    id: r.id,
+    referenceId: r.reference_id,
+    amount: r.amount,
+    currency: r.currency,
+    description: r.description,
+    status: r.status,
+    customerEmail: r.customer_email,
+    customerName: r.customer_name,
+    returnUrl: r.return_url,
+    cancelUrl: r.cancel_url,
+    expiresAt: dateOf(r.expires_at),
+    viewedAt: nullableDate(r.viewed_at),
+    paidAt: nullableDate(r.paid_at),
+    merchant: { id: r.merchant_id, name: r.merchant_name, acceptedChains: jsonOf(r.accepted_chains), acceptedCurrencies: jsonOf(r.accepted_currencies) },
+    hasLivePayment: Number(r.live) === 1 || r.live === true,
+  };
+}
+
+/**
+ * loadInvoice for the hot reads, in hand-written SQL: one bound statement (a cached prepared
+ * statement on SQLite) and a plain object. When the expiry rules may be due, loadInvoice applies
+ * them exactly as before and the row is read again, so this never shows what loadInvoice would not.
+ */
+export async function readInvoice(db: Database, invoiceId: string, merchantId: string | null, now = new Date()): Promise<InvoiceSnapshot> {
+  const read = () => readRow<SnapshotRow>(db, merchantId ? SNAPSHOT_SCOPED_SQL : SNAPSHOT_SQL, merchantId ? [now, now, invoiceId, merchantId] : [now, now, invoiceId]);
+  let row = await read();
+  if (!row) throw new GatewayError('INVOICE_NOT_FOUND', 'Invoice not found');
+  if (Number(row.due) === 1 || row.due === true) {
+    await loadInvoice(db, invoiceId, merchantId, now);
+    row = await read();
+    if (!row) throw new GatewayError('INVOICE_NOT_FOUND', 'Invoice not found');
+  }
+  return snapshotOf(row);
 }
 
 async function findScoped(em: EntityManager, invoiceId: string, merchantId: string | null): Promise<Invoice> {
@@ -148,5 +251,6 @@ export async function cancelInvoice(db: Database, invoiceId: string, merchantId:
 
 /** Public read: stamps viewedAt once (conditional, so concurrent first reads stamp it once). */
 export async function markViewed(db: Database, invoiceId: string, now = new Date()): Promise<void> {
-  await db.em().nativeUpdate(Invoice, { id: invoiceId, viewedAt: null }, { viewedAt: now });
+  // Bound parameters (one cached statement), the same single column nativeUpdate wrote.
+  await rawQuery(db.em(), db.dialect, 'update invoice set viewed_at = ? where id = ? and viewed_at is null', [now, invoiceId]);
 }

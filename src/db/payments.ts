@@ -1,7 +1,8 @@
 import type { FilterQuery } from '@mikro-orm/core';
 import { GatewayError } from '../domain/errors.ts';
 import type { PaymentStatus } from '../domain/lifecycle.ts';
-import { Payment } from './entities/payment.entity.ts';
+import { boolOf, dateOf, nullableDate, readRow } from './raw-sql.ts';
+import { Payment, type PaymentMethod, type PaymentType } from './entities/payment.entity.ts';
 import { applyExpiry, closableWindows, expiryDue } from './expiry.ts';
 import type { Database } from './orm.ts';
 import { inTransaction } from './transaction.ts';
@@ -52,4 +53,110 @@ export async function loadPayment(db: Database, paymentId: string, merchantId: s
     await applyExpiry(em, payment.invoice.id, now);
     return em.findOneOrFail(Payment, { id: payment.id }, { refresh: true, populate: ['invoice'] });
   });
+}
+
+/** A payment as the buyer's surface shows it (status poll, checkout answer), as a plain object. */
+export interface BuyerPayment {
+  id: string;
+  referenceId: string;
+  status: PaymentStatus;
+  paymentType: PaymentType;
+  method: PaymentMethod;
+  blockchain: string;
+  network: string;
+  isTestnet: boolean;
+  cryptoCurrency: string;
+  decimals: number;
+  tokenAddress: string | null;
+  amount: string;
+  address: string;
+  confirmations: number;
+  requiredConfirmations: number;
+  transactionHash: string | null;
+  contractAddress: string | null;
+  externalId: string | null;
+  externalIdUuid: string | null;
+  expiresAt: Date;
+  createdAt: Date;
+  completedAt: Date | null;
+}
+
+interface BuyerPaymentRow {
+  id: string;
+  reference_id: string;
+  status: PaymentStatus;
+  payment_type: PaymentType;
+  method: PaymentMethod;
+  blockchain: string;
+  network: string;
+  is_testnet: unknown;
+  crypto_currency: string;
+  decimals: number;
+  token_address: string | null;
+  amount: string;
+  address: string;
+  confirmations: number;
+  required_confirmations: number;
+  transaction_hash: string | null;
+  contract_address: string | null;
+  external_id: string | null;
+  external_id_uuid: string | null;
+  expires_at: unknown;
+  created_at: unknown;
+  completed_at: unknown;
+  due: number | boolean;
+}
+
+// `due` is expiryDue by the wall clock for the payment's invoice (see SNAPSHOT_SELECT in invoices.ts).
+const BUYER_PAYMENT_SQL = `select p.id, p.reference_id, p.status, p.payment_type, p.method, p.blockchain, p.network, p.is_testnet, p.crypto_currency,
+    p.decimals, p.token_address, p.amount, p.address, p.confirmations, p.required_confirmations, p.transaction_hash, p.contract_address,
+    p.external_id, p.external_id_uuid, p.expires_at, p.created_at, p.completed_at,
+    case when (i.status = 'OPEN' and i.expires_at <= ?)
+      or (i.status = 'PAYMENT_PENDING' and exists (select 1 from payment q where q.invoice_id = i.id and q.status = 'PENDING' and q.expires_at <= ?))
+      then 1 else 0 end as due
+  from payment p join invoice i on i.id = p.invoice_id where p.id = ?`;
+
+function buyerPaymentOf(r: BuyerPaymentRow): BuyerPayment {
+  return {
+    id: r.id,
+    referenceId: r.reference_id,
+    status: r.status,
+    paymentType: r.payment_type,
+    method: r.method,
+    blockchain: r.blockchain,
+    network: r.network,
+    isTestnet: boolOf(r.is_testnet),
+    cryptoCurrency: r.crypto_currency,
+    decimals: Number(r.decimals),
+    tokenAddress: r.token_address,
+    amount: r.amount,
+    address: r.address,
+    confirmations: Number(r.confirmations),
+    requiredConfirmations: Number(r.required_confirmations),
+    transactionHash: r.transaction_hash,
+    contractAddress: r.contract_address,
+    externalId: r.external_id,
+    externalIdUuid: r.external_id_uuid,
+    expiresAt: dateOf(r.expires_at),
+    createdAt: dateOf(r.created_at),
+    completedAt: nullableDate(r.completed_at),
+  };
+}
+
+/**
+ * The public loadPayment for the buyer's poll, in hand-written SQL: one bound statement and a plain
+ * object. When the expiry rules may be due for its invoice, loadPayment applies them exactly as
+ * before (at the chain's processed time) and the row is read again: the poll never shows a payment
+ * live that the list or the gateway would show EXPIRED.
+ */
+export async function readBuyerPayment(db: Database, paymentId: string, now = new Date()): Promise<BuyerPayment> {
+  const read = () => readRow<BuyerPaymentRow>(db, BUYER_PAYMENT_SQL, [now, now, paymentId]);
+  let row = await read();
+  if (!row) throw new GatewayError('PAYMENT_NOT_FOUND', 'Payment not found');
+  if (Number(row.due) === 1 || row.due === true) {
+    await loadPayment(db, paymentId, null, now);
+    row = await read();
+    if (!row) throw new GatewayError('PAYMENT_NOT_FOUND', 'Payment not found');
+  }
+  return buyerPaymentOf(row);
 }

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/sql';
+import { createHash } from 'node:crypto';
 import { CompiledQuery } from 'kysely';
-import type { Dialect } from './orm.ts';
+import type { Database, Dialect } from './orm.ts';
 
 // Hand-written SQL for the hot paths, through the same connection (and, inside a transaction, the
 // same transaction) MikroORM uses, with bound parameters. MikroORM inlines every parameter into the
@@ -66,6 +67,61 @@ export async function nativeSqlite(em: EntityManager): Promise<NativeSqlite> {
     natives.set(conn, native);
   }
   return native;
+}
+
+/**
+ * The first row of a read outside any transaction (the buyer's polls). On SQLite, when no
+ * transaction holds the connection, the statement runs synchronously on the native handle (cached
+ * prepared statement, no promise, no pool); otherwise, and on PostgreSQL, through the pool.
+ */
+export async function readRow<R>(db: Database, sql: string, params: SqlValue[]): Promise<R | undefined> {
+  if (db.dialect === 'sqlite') {
+    const conn = db.orm.em.getConnection();
+    const native = natives.get(conn) ?? (await nativeSqlite(db.orm.em as unknown as EntityManager));
+    if (!native.inTransaction) return native.prepare(sql).get(...params.map((v) => toDb('sqlite', v))) as R | undefined;
+  }
+  if (db.dialect === 'postgresql') {
+    // Straight to MikroORM's own pg pool (the same connections), as the bare server does: no
+    // query-builder driver in between for a one-statement read.
+    const pool = pgPools.get(db.orm) ?? (await pgPoolOf(db));
+    // A named statement: parsed and planned once per connection, then only bound and executed.
+    const res = await pool.query({ name: statementName(sql), text: textFor('postgresql', sql), values: params.map((v) => toDb('postgresql', v)) });
+    return res.rows[0] as R | undefined;
+  }
+  const { rows } = await rawQuery<R>(db.em(), db.dialect, sql, params);
+  return rows[0];
+}
+
+interface PgPool {
+  query(q: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
+}
+
+const names = new Map<string, string>();
+function statementName(sql: string): string {
+  let name = names.get(sql);
+  if (name === undefined) {
+    name = `cg_${createHash('sha256').update(sql).digest('hex').slice(0, 24)}`;
+    names.set(sql, name);
+  }
+  return name;
+}
+const pgPools = new WeakMap<object, PgPool>();
+
+async function pgPoolOf(db: Database): Promise<PgPool> {
+  const pool = await (db.orm.em.getConnection() as unknown as { getNativeClient(): Promise<PgPool> }).getNativeClient();
+  pgPools.set(db.orm, pool);
+  return pool;
+}
+
+/** A JSON column as read raw: text on SQLite, already parsed on PostgreSQL. */
+export function jsonOf<T>(v: unknown): T | null {
+  if (v === null || v === undefined) return null;
+  return (typeof v === 'string' ? JSON.parse(v) : v) as T;
+}
+
+/** A boolean column as read raw: 0/1 on SQLite. */
+export function boolOf(v: unknown): boolean {
+  return v === true || v === 1 || v === '1' || v === 't';
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/sql';
-import type { Dialect } from './orm.ts';
+import type { Database, Dialect } from './orm.ts';
+import { rawQuery, readRow, toDb, type NativeSqlite } from './raw-sql.ts';
 import { newId } from '../domain/ids.ts';
 
 export interface LeasedAddress {
@@ -19,16 +20,34 @@ export async function leaseAddress(
   paymentId: string,
   now: Date,
 ): Promise<LeasedAddress | null> {
-  const lock = dialect === 'postgresql' ? ' for update skip locked' : '';
-  const rows = await em.execute<{ id: string; address: string }[]>(
-    `update wallet_address set status = 'LEASED', payment_id = ?, leased_at = ?
-     where id = (select id from wallet_address where chain = ? and is_testnet = ? and status = 'FREE'
-                 order by derivation_index, created_at, id limit 1${lock})
-     returning id, address`,
-    [paymentId, now, pool.chain, pool.isTestnet],
-  );
+  const { rows } = await rawQuery<LeasedAddress>(em, dialect, LEASE_SQL[dialect], [paymentId, now, pool.chain, pool.isTestnet]);
   const row = rows[0];
   return row ? { id: row.id, address: row.address } : null;
+}
+
+/** leaseAddress on a synchronous SQLite handle, inside syncSqliteTransaction. */
+export function leaseAddressSync(native: NativeSqlite, pool: { chain: string; isTestnet: boolean }, paymentId: string, now: Date): LeasedAddress | null {
+  const row = native.prepare(LEASE_SQL.sqlite).get(paymentId, toDb('sqlite', now), pool.chain, toDb('sqlite', pool.isTestnet)) as LeasedAddress | undefined;
+  return row ? { id: row.id, address: row.address } : null;
+}
+
+const leaseSql = (lock: string) => `update wallet_address set status = 'LEASED', payment_id = ?, leased_at = ?
+     where id = (select id from wallet_address where chain = ? and is_testnet = ? and status = 'FREE'
+                 order by derivation_index, created_at, id limit 1${lock})
+     returning id, address`;
+const LEASE_SQL = { sqlite: leaseSql(''), postgresql: leaseSql(' for update skip locked') };
+
+/**
+ * Free addresses of a pool, counted up to `limit` (the low-water mark): whether a pool runs low
+ * needs no count of a pool of 100,000.
+ */
+export async function countFreeUpTo(db: Database, pool: { chain: string; isTestnet: boolean }, limit: number): Promise<number> {
+  const row = await readRow<{ n: number | string }>(
+    db,
+    `select count(*) as n from (select 1 from wallet_address where chain = ? and is_testnet = ? and status = 'FREE' limit ?) free`,
+    [pool.chain, pool.isTestnet, limit],
+  );
+  return Number(row?.n ?? 0);
 }
 
 export interface PoolCount {

@@ -85,7 +85,7 @@ export async function startEvmWorld(
         testnet: false,
         method: opts.method ?? 'direct',
       });
-      return payment;
+      return em().findOneOrFail(Payment, { id: payment.id });
     },
     payment: (id) => em().findOneOrFail(Payment, { id }),
     invoice: (id) => em().findOneOrFail(Invoice, { id }),

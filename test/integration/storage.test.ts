@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { Database } from '../../src/db/orm.ts';
 import { createMerchant } from '../../src/db/merchants.ts';
-import { nextReferenceId } from '../../src/db/reference-ids.ts';
+import { nextReferenceId, ReferenceBlocks, REFERENCE_BLOCK } from '../../src/db/reference-ids.ts';
 import { Invoice } from '../../src/db/entities/invoice.entity.ts';
 import { Payment } from '../../src/db/entities/payment.entity.ts';
 import { WalletAddress } from '../../src/db/entities/wallet-address.entity.ts';
@@ -152,6 +152,21 @@ for (const dialect of DIALECTS) {
       const db = await fresh(t);
       const ids = await Promise.all(Array.from({ length: 40 }, () => db.em().transactional((em) => nextReferenceId(em, 'INV'))));
       assert.equal(new Set(ids).size, 40);
+    });
+
+    test('reference blocks of two processes and the in-transaction counter never share a number', async (t) => {
+      const db = await fresh(t);
+      // Two allocators stand for two daemons; the counter in a transaction for the SQLite-style path.
+      const a = new ReferenceBlocks(db);
+      const b = new ReferenceBlocks(db);
+      const now = new Date();
+      const ids = await Promise.all([
+        ...Array.from({ length: 3 * REFERENCE_BLOCK + 5 }, () => a.next('INV', now)),
+        ...Array.from({ length: 2 * REFERENCE_BLOCK + 3 }, () => b.next('INV', now)),
+        ...Array.from({ length: 10 }, () => db.em().transactional((em) => nextReferenceId(em, 'INV', now))),
+      ]);
+      assert.equal(new Set(ids).size, ids.length);
+      assert.ok(ids.every(isValidReferenceId));
     });
   });
 }

@@ -1,4 +1,4 @@
-import { createRemoteJWKSet, errors, importJWK, jwtVerify, type CryptoKey, type JWK, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import type { CryptoKey, JWK, JWTPayload, JWTVerifyGetKey } from 'jose';
 import type { Config } from '../../../config/schema.ts';
 import { GatewayError, UsageError } from '../../../domain/errors.ts';
 import type { Logger } from '../../../logger.ts';
@@ -30,7 +30,9 @@ function unauthorized(message: string, error = 'invalid_token'): GatewayError {
  * tokens minted for any other audience of the same provider.
  */
 export async function createIdTokenVerifier(config: IdTokenConfig, log: Logger): Promise<VerifyIdToken> {
-  const key = await keySource(config);
+  // jose is loaded only when a key source is configured (daemon memory, docs/performance.md).
+  const jose = config?.jwksUrl || config?.jwk ? await import('jose') : null;
+  const key = jose ? await keySource(jose, config) : null;
   const issuer = config?.issuer;
   const audience = config?.audience;
   if (!key || !issuer || !audience) {
@@ -41,12 +43,12 @@ export async function createIdTokenVerifier(config: IdTokenConfig, log: Logger):
     if (!authorization) throw unauthorized('Authorization: Bearer <id token> is required', 'invalid_request');
     const match = BEARER_RE.exec(authorization.trim());
     if (!match) throw unauthorized('Authorization must be "Bearer <id token>" with a compact JWT', 'invalid_request');
-    if (!key || !issuer || !audience) throw unauthorized('Id tokens are not accepted: the identity provider is not configured on this server');
+    if (!jose || !key || !issuer || !audience) throw unauthorized('Id tokens are not accepted: the identity provider is not configured on this server');
     const token = match[1]!;
     const options = { issuer, audience, algorithms: ALGORITHMS, requiredClaims: ['exp'], clockTolerance: CLOCK_TOLERANCE_S };
     try {
       // Two calls only because jwtVerify's overloads take a key or a key resolver, not the union.
-      const verified = typeof key === 'function' ? await jwtVerify(token, key, options) : await jwtVerify(token, key, options);
+      const verified = typeof key === 'function' ? await jose.jwtVerify(token, key, options) : await jose.jwtVerify(token, key, options);
       const now = Math.floor(Date.now() / 1000);
       const { iat, exp } = verified.payload;
       // jose checks nbf and exp; an iat from the future or an exp days away means a forged or broken issuer.
@@ -55,23 +57,23 @@ export async function createIdTokenVerifier(config: IdTokenConfig, log: Logger):
       return verified.payload;
     } catch (err) {
       if (err instanceof GatewayError) throw err;
-      if (!(err instanceof errors.JOSEError) || KEY_SOURCE_FAILURES.has(err.code)) {
+      if (!(err instanceof jose.errors.JOSEError) || KEY_SOURCE_FAILURES.has(err.code)) {
         log.warn({ err: err instanceof Error ? err.message : String(err) }, 'id token keys could not be fetched');
         throw new GatewayError('SERVICE_UNAVAILABLE', 'The identity provider keys are unavailable; retry shortly', { cause: err });
       }
-      throw unauthorized(err instanceof errors.JWTExpired ? 'Id token has expired' : 'Id token is invalid');
+      throw unauthorized(err instanceof jose.errors.JWTExpired ? 'Id token has expired' : 'Id token is invalid');
     }
   };
 }
 
-async function keySource(config: IdTokenConfig): Promise<JWTVerifyGetKey | CryptoKey | Uint8Array | null> {
+async function keySource(jose: typeof import('jose'), config: IdTokenConfig): Promise<JWTVerifyGetKey | CryptoKey | Uint8Array | null> {
   if (config?.jwksUrl) {
-    return createRemoteJWKSet(new URL(config.jwksUrl), { timeoutDuration: 5000, cooldownDuration: 30_000, cacheMaxAge: 10 * 60_000 });
+    return jose.createRemoteJWKSet(new URL(config.jwksUrl), { timeoutDuration: 5000, cooldownDuration: 30_000, cacheMaxAge: 10 * 60_000 });
   }
   if (config?.jwk) {
     if ('d' in config.jwk) throw new UsageError('idToken.jwk: holds a private key ("d"); configure the public key only');
     try {
-      return await importJWK(config.jwk as JWK, 'ES256');
+      return await jose.importJWK(config.jwk as JWK, 'ES256');
     } catch (err) {
       throw new UsageError(`idToken.jwk: not an ES256 public key (${err instanceof Error ? err.message : String(err)})`);
     }

@@ -3,11 +3,10 @@ import fastifyCors, { type FastifyCorsOptions } from '@fastify/cors';
 import { getNetwork } from '../../../chains/registry.ts';
 import type { Config } from '../../../config/schema.ts';
 import { GatewayError } from '../../../domain/errors.ts';
-import { latestPayment, loadInvoice, markViewed } from '../../../db/invoices.ts';
-import { loadPayment } from '../../../db/payments.ts';
+import { latestPayment, loadInvoice, markViewed, readInvoice } from '../../../db/invoices.ts';
+import { readBuyerPayment } from '../../../db/payments.ts';
 import { availabilityOf } from '../../availability.ts';
 import { checkoutInvoice } from '../../checkout.ts';
-import { confirmContractPayment } from '../../confirm-payment.ts';
 import type { DaemonDeps } from '../../deps.ts';
 import { RouteTable } from '../app.ts';
 import { sendData } from '../envelope.ts';
@@ -34,9 +33,9 @@ export async function checkoutPlugin(app: FastifyInstance, deps: DaemonDeps): Pr
   const verifyIdToken = await createIdTokenVerifier(config.idToken, log);
 
   // Answers describe one buyer's invoice at one moment: never cached by browsers or proxies.
-  app.addHook('onSend', async (_req, reply, payload) => {
+  app.addHook('onSend', (_req, reply, payload, done) => {
     reply.header('Cache-Control', 'no-store');
-    return payload;
+    done(null, payload);
   });
 
   const routes = new RouteTable(app);
@@ -45,7 +44,7 @@ export async function checkoutPlugin(app: FastifyInstance, deps: DaemonDeps): Pr
     'GET',
     '/invoices/:id',
     async (req, reply) => {
-      const invoice = await loadInvoice(db, idParam(req, 'INVOICE_NOT_FOUND'), null);
+      const invoice = await readInvoice(db, idParam(req, 'INVOICE_NOT_FOUND'), null);
       if (invoice.status === 'EXPIRED') throw new GatewayError('INVOICE_EXPIRED', 'Invoice has expired');
       if (invoice.status === 'CANCELLED') throw new GatewayError('INVOICE_CANCELLED', 'Invoice was cancelled');
       if (!invoice.viewedAt) await markViewed(db, invoice.id);
@@ -95,7 +94,7 @@ export async function checkoutPlugin(app: FastifyInstance, deps: DaemonDeps): Pr
     'GET',
     '/payments/:id/status',
     async (req, reply) => {
-      const payment = await loadPayment(db, idParam(req, 'PAYMENT_NOT_FOUND'), null);
+      const payment = await readBuyerPayment(db, idParam(req, 'PAYMENT_NOT_FOUND'));
       const network = getNetwork(deps.registry, payment.blockchain, payment.isTestnet);
       return sendData(req, reply, publicPaymentStatusView(payment, network));
     },
@@ -110,6 +109,8 @@ export async function checkoutPlugin(app: FastifyInstance, deps: DaemonDeps): Pr
       await verifyIdToken(req.headers.authorization);
       const paymentId = idParam(req, 'PAYMENT_NOT_FOUND');
       const body = parseWith(confirmBody, jsonBody(req) ?? {});
+      // Loaded on the first confirmation: it brings an EVM client (daemon memory, docs/performance.md).
+      const { confirmContractPayment } = await import('../../confirm-payment.ts');
       return sendData(req, reply, await confirmContractPayment(deps, paymentId, body.txHash));
     },
     limit('confirm'),
@@ -132,12 +133,14 @@ function checkoutCors(config: Config): FastifyCorsOptions {
     exposedHeaders: ['Retry-After', 'X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
     maxAge: 600,
   };
+  // The same for every read: built once, not per request.
+  const readOptions = { ...common, origin: '*', methods: ['GET', 'HEAD'] };
   return {
     hook: 'onRequest',
     delegator: (req, callback) => {
       const method = req.method === 'OPTIONS' ? String(req.headers['access-control-request-method'] ?? '').toUpperCase() : req.method;
       if (method === 'GET' || method === 'HEAD') {
-        callback(null, { ...common, origin: '*', methods: ['GET', 'HEAD'] });
+        callback(null, readOptions);
         return;
       }
       const allowed = [...writeOrigins];

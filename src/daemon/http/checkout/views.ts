@@ -1,6 +1,7 @@
 import type { AvailableCurrencies, ResolvedNetwork } from '../../../chains/registry.ts';
 import type { Invoice } from '../../../db/entities/invoice.entity.ts';
-import type { Payment } from '../../../db/entities/payment.entity.ts';
+import type { InvoiceSnapshot } from '../../../db/invoices.ts';
+import type { BuyerPayment } from '../../../db/payments.ts';
 import { maskEmail, maskName } from './mask.ts';
 import { paymentUri } from './payment-uri.ts';
 
@@ -10,7 +11,7 @@ import { paymentUri } from './payment-uri.ts';
 const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
 
 /** GET /checkout/api/v1/invoices/{id}, in the spec's field order. */
-export function publicInvoiceView(inv: Invoice, offered: AvailableCurrencies) {
+export function publicInvoiceView(inv: Omit<InvoiceSnapshot, 'hasLivePayment'>, offered: AvailableCurrencies) {
   return {
     id: inv.id,
     referenceId: inv.referenceId,
@@ -30,9 +31,11 @@ export function publicInvoiceView(inv: Invoice, offered: AvailableCurrencies) {
 }
 
 /** GET /checkout/api/v1/invoices/{id}/status: the cheap poll, 200 in every invoice state. */
-export function invoiceStatusView(inv: Invoice, latest: Payment | null) {
+export function invoiceStatusView(inv: Pick<Invoice, 'status' | 'paidAt'>, latest: { id: string } | null) {
   return { status: inv.status, paymentId: latest?.id ?? null, paidAt: iso(inv.paidAt) };
 }
+
+type Payment = BuyerPayment;
 
 function isContract(p: Payment): boolean {
   return p.paymentType === 'SMART_CONTRACT';

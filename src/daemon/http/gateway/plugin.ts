@@ -8,16 +8,17 @@ import type { Database } from '../../../db/orm.ts';
 import { inTransaction } from '../../../db/transaction.ts';
 import { cancelInvoice, insertInvoiceIn, insertInvoiceSync, invoicePayments, latestPayment, loadInvoice, type CreateInvoiceInput } from '../../../db/invoices.ts';
 import { merchantKeyCache, type AuthMerchant } from '../../../db/merchants.ts';
+import { referenceBlocks } from '../../../db/reference-ids.ts';
 import { nativeSqlite, syncSqliteTransaction, type NativeSqlite } from '../../../db/raw-sql.ts';
 import type { Invoice } from '../../../db/entities/invoice.entity.ts';
-import type { PricedAmount } from '../../../domain/pricing.ts';
 import { chargeRefusedRequest, markSignatureVerified } from '../rate-limit.ts';
 import { listPayments, loadPayment } from '../../../db/payments.ts';
 import { sha256Hex } from '../../../sdk/sign-request.ts';
 import type { DaemonDeps } from '../../deps.ts';
 import { RouteTable } from '../app.ts';
 import { sendData } from '../envelope.ts';
-import { checkoutInvoice, priceCheckout, type CheckoutInput } from '../../checkout.ts';
+import { checkedOutInvoice, planCheckout, warnIfPoolLow, type CheckoutInput } from '../../checkout.ts';
+import { openPaymentIn, openPaymentSync, type OpenedPayment } from '../../../db/open-payment.ts';
 import { isIdShaped, jsonBody, parseWith, rawBody } from '../validation.ts';
 import { authenticate } from './auth.ts';
 import { createInvoiceBody, gatewayCheckoutBody, listPaymentsQuery } from './schemas.ts';
@@ -184,10 +185,13 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
       expiresInMinutes: body.expiresInMinutes,
     };
     const merchantId = () => merchantOf(req).id;
-    // The hot path in hand-written SQL (docs/performance.md): no unit of work, bound parameters.
+    // The hot path in hand-written SQL (docs/performance.md): no unit of work, bound parameters. On
+    // PostgreSQL the reference number is taken before the transaction (ReferenceBlocks).
+    const now = new Date();
+    const referenceId = (await referenceBlocks(db)?.next('INV', now)) ?? null;
     return idempotent(req, reply, {
-      run: async (tx) => ({ status: 201, data: invoiceView((await insertInvoiceIn(tx.em(), tx.dialect, merchantId(), input)) as Invoice) }),
-      sqlite: (native) => ({ status: 201, data: invoiceView(insertInvoiceSync(native, merchantId(), input) as Invoice) }),
+      run: async (tx) => ({ status: 201, data: invoiceView((await insertInvoiceIn(tx.em(), tx.dialect, merchantId(), input, now, referenceId)) as Invoice) }),
+      sqlite: (native) => ({ status: 201, data: invoiceView(insertInvoiceSync(native, merchantId(), input, now) as Invoice) }),
     });
   });
 
@@ -226,48 +230,51 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
       testnet: body.testnet,
       method: 'direct',
     };
-    // Priced before the write transaction opens (a rate may come over HTTP; SQLite's write lock is
-    // not held meanwhile). A retried key is replayed even when pricing fails now.
-    let priced: PricedAmount;
+    // Read, checked and priced before the write transaction opens (a rate may come over HTTP; no
+    // write lock is held meanwhile); then the claim, lease and payment row in hand-written SQL in
+    // the idempotency transaction. A retried key is replayed even when the checks fail now.
+    let planned: Awaited<ReturnType<typeof planCheckout>>;
     try {
-      priced = await priceCheckout(deps, checkout);
+      planned = await planCheckout(deps, checkout);
     } catch (err) {
       const write = state.get(req)!.write!;
       const replay = await replayOf(reply, { merchantId: checkout.merchantId!, merchantVersion: 0, key: write.key, fingerprint: write.fingerprint, ttlMs });
       if (replay) return replay;
       throw err;
     }
-    return idempotent(req, reply, { run: async (tx) => {
-    const { invoice, payment } = await checkoutInvoice({ ...deps, common: { ...deps.common, db: tx } }, { ...checkout, merchantId: merchantOf(req).id, priced });
-    return {
-      status: 201,
-      data: {
-        invoice: {
-          id: invoice.id,
-          referenceId: invoice.referenceId,
-          status: invoice.status,
-          amount: invoice.amount,
-          currency: invoice.currency,
-          expiresAt: invoice.expiresAt.toISOString(),
-        },
-        payment: {
-          id: payment.id,
-          referenceId: payment.referenceId,
-          paymentAddress: payment.address,
-          amount: payment.amount,
-          blockchain: payment.blockchain,
-          cryptoCurrency: payment.cryptoCurrency,
-          status: payment.status,
-          expiresAt: payment.expiresAt.toISOString(),
-          createdAt: payment.createdAt.toISOString(),
-          network: payment.network,
-          isTestnet: payment.isTestnet,
-          decimals: payment.decimals,
-          requiredConfirmations: payment.requiredConfirmations,
-        },
+    const { plan } = planned;
+    const invoice = checkedOutInvoice(planned.invoice);
+    const data = (payment: OpenedPayment) => ({
+      invoice: {
+        id: invoice.id,
+        referenceId: invoice.referenceId,
+        status: invoice.status,
+        amount: invoice.amount,
+        currency: invoice.currency,
+        expiresAt: invoice.expiresAt.toISOString(),
       },
-    };
-    } });
+      payment: {
+        id: payment.id,
+        referenceId: payment.referenceId,
+        paymentAddress: payment.address,
+        amount: payment.amount,
+        blockchain: payment.blockchain,
+        cryptoCurrency: payment.cryptoCurrency,
+        status: payment.status,
+        expiresAt: payment.expiresAt.toISOString(),
+        createdAt: payment.createdAt.toISOString(),
+        network: payment.network,
+        isTestnet: payment.isTestnet,
+        decimals: payment.decimals,
+        requiredConfirmations: payment.requiredConfirmations,
+      },
+    });
+    const answered = await idempotent(req, reply, {
+      run: async (tx) => ({ status: 201, data: data(await openPaymentIn(tx.em(), tx.dialect, plan)) }),
+      sqlite: (native) => ({ status: 201, data: data(openPaymentSync(native, plan)) }),
+    });
+    if (reply.statusCode === 201 && !reply.getHeader('Idempotent-Replayed')) await warnIfPoolLow(deps, plan);
+    return answered;
   });
 
   routes.add('GET', '/payments', async (req, reply) => {

@@ -1,5 +1,4 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
-import QRCode from 'qrcode';
 import { availableCurrencies, getNetwork, pollIntervalMs, type ResolvedNetwork } from '../../../chains/registry.ts';
 import { type ChainSlug } from '../../../chains/slugs.ts';
 import type { Config } from '../../../config/schema.ts';
@@ -138,6 +137,8 @@ export async function pagePlugin(app: FastifyInstance, deps: DaemonDeps, pagePat
     if (new Date() >= payment.expiresAt) return sendHtml(reply, 410, notFoundPage(urls));
     const network = getNetwork(deps.registry, payment.blockchain, payment.isTestnet);
     const uri = paymentUri({ family: network.family, chainId: network.chainId, address: payment.address, amount: payment.amount, decimals: payment.decimals, tokenAddress: payment.tokenAddress ?? null });
+    // Loaded on the first QR code, not at start (daemon memory, docs/performance.md).
+    const { default: QRCode } = await import('qrcode');
     const svg = await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2, color: { dark: '#111827', light: '#ffffff' } });
     return reply.header('Content-Type', 'image/svg+xml').header('Content-Security-Policy', "default-src 'none'").send(svg);
   });

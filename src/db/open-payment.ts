@@ -1,0 +1,133 @@
+import type { EntityManager } from '@mikro-orm/sql';
+import { GatewayError } from '../domain/errors.ts';
+import { INVOICE_TRANSITIONS, LIVE_PAYMENT_STATUSES } from '../domain/lifecycle.ts';
+import type { PaymentMethod, PaymentType } from './entities/payment.entity.ts';
+import type { Dialect } from './orm.ts';
+import type { BuyerPayment } from './payments.ts';
+import { rawQuery, toDb, type NativeSqlite, type SqlValue } from './raw-sql.ts';
+import { nextReferenceIn, nextReferenceSync } from './reference-ids.ts';
+import { leaseAddress, leaseAddressSync } from './wallet-pool.ts';
+
+// A checkout's writes in hand-written SQL (docs/performance.md): the claim of the invoice, the lease
+// of a deposit address, the day's reference number and the payment row, in the caller's
+// transaction (the gateway's idempotency transaction, or one of its own). Everything that reads or
+// prices (src/daemon/checkout.ts planCheckout) happens before, outside the transaction.
+
+/** Everything a payment row needs, decided before the transaction opens. */
+export interface PaymentPlan {
+  id: string;
+  invoiceId: string;
+  merchantId: string;
+  paymentType: PaymentType;
+  method: PaymentMethod;
+  blockchain: string;
+  network: string;
+  isTestnet: boolean;
+  cryptoCurrency: string;
+  decimals: number;
+  tokenAddress: string | null;
+  amount: string;
+  requiredConfirmations: number;
+  /** Contract payments: the treasury wallet, no lease. Null for a direct payment (leased). */
+  treasury: string | null;
+  contractAddress: string | null;
+  externalId: string | null;
+  externalIdUuid: string | null;
+  metadata: Record<string, unknown>;
+  expiresAt: Date;
+  now: Date;
+  /** Taken before the transaction (ReferenceBlocks, PostgreSQL); null: from the day's counter in it. */
+  referenceId: string | null;
+}
+
+export interface OpenedPayment extends BuyerPayment {
+  expectedAmount: string;
+  receivedAmount: string;
+}
+
+/**
+ * OPEN -> PAYMENT_PENDING, only while the invoice is within its expiresAt and has no live payment:
+ * the claim and the one-live-payment rule in one conditional statement, the first write.
+ */
+const CLAIM_SQL = `update invoice set status = '${INVOICE_TRANSITIONS.checkedOut.to}', updated_at = ?
+  where id = ? and status in (${INVOICE_TRANSITIONS.checkedOut.from.map((s) => `'${s}'`).join(', ')}) and expires_at > ?
+    and not exists (select 1 from payment where invoice_id = ? and status in (${LIVE_PAYMENT_STATUSES.map((s) => `'${s}'`).join(', ')}))`;
+
+const INSERT_SQL = `insert into payment (id, reference_id, invoice_id, merchant_id, status, payment_type, method, blockchain, network, is_testnet,
+    crypto_currency, decimals, token_address, amount, expected_amount, received_amount, address, confirmations, required_confirmations,
+    transaction_hash, block_number, contract_address, external_id, external_id_uuid, metadata, expires_at, completed_at, created_at, updated_at)
+  values (?, ?, ?, ?, 'PENDING', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '0', ?, 0, ?, null, null, ?, ?, ?, ?, ?, null, ?, ?)`;
+
+const notClaimed = () => new GatewayError('INVOICE_NOT_AVAILABLE', 'Invoice was claimed by another checkout or is no longer open');
+const noWallet = (plan: PaymentPlan) => new GatewayError('NO_AVAILABLE_WALLET', `No free deposit address for ${plan.blockchain} (${plan.network}); try later`);
+
+function claimParams(plan: PaymentPlan): SqlValue[] {
+  return [plan.now, plan.invoiceId, plan.now, plan.invoiceId];
+}
+
+function insertParams(plan: PaymentPlan, referenceId: string, address: string): SqlValue[] {
+  return [
+    plan.id, referenceId, plan.invoiceId, plan.merchantId, plan.paymentType, plan.method, plan.blockchain, plan.network, plan.isTestnet,
+    plan.cryptoCurrency, plan.decimals, plan.tokenAddress, plan.amount, plan.amount, address, plan.requiredConfirmations,
+    plan.contractAddress, plan.externalId, plan.externalIdUuid, JSON.stringify(plan.metadata), plan.expiresAt, plan.now, plan.now,
+  ];
+}
+
+function opened(plan: PaymentPlan, referenceId: string, address: string): OpenedPayment {
+  return {
+    id: plan.id,
+    referenceId,
+    status: 'PENDING',
+    paymentType: plan.paymentType,
+    method: plan.method,
+    blockchain: plan.blockchain,
+    network: plan.network,
+    isTestnet: plan.isTestnet,
+    cryptoCurrency: plan.cryptoCurrency,
+    decimals: plan.decimals,
+    tokenAddress: plan.tokenAddress,
+    amount: plan.amount,
+    expectedAmount: plan.amount,
+    receivedAmount: '0',
+    address,
+    confirmations: 0,
+    requiredConfirmations: plan.requiredConfirmations,
+    transactionHash: null,
+    contractAddress: plan.contractAddress,
+    externalId: plan.externalId,
+    externalIdUuid: plan.externalIdUuid,
+    expiresAt: plan.expiresAt,
+    createdAt: plan.now,
+    completedAt: null,
+  };
+}
+
+/** The checkout's writes inside the caller's transaction (rolled back with it on any error). */
+export async function openPaymentIn(em: EntityManager, dialect: Dialect, plan: PaymentPlan): Promise<OpenedPayment> {
+  const { affected } = await rawQuery(em, dialect, CLAIM_SQL, claimParams(plan));
+  if (affected === 0) throw notClaimed();
+  let address = plan.treasury;
+  if (address === null) {
+    const leased = await leaseAddress(em, dialect, { chain: plan.blockchain, isTestnet: plan.isTestnet }, plan.id, plan.now);
+    if (!leased) throw noWallet(plan);
+    address = leased.address;
+  }
+  // The day's counter last: its row lock is held only until the commit that follows.
+  const referenceId = plan.referenceId ?? (await nextReferenceIn(em, dialect, 'PAY', plan.now));
+  await rawQuery(em, dialect, INSERT_SQL, insertParams(plan, referenceId, address));
+  return opened(plan, referenceId, address);
+}
+
+/** openPaymentIn on a synchronous SQLite handle, inside syncSqliteTransaction. */
+export function openPaymentSync(native: NativeSqlite, plan: PaymentPlan): OpenedPayment {
+  if (native.prepare(CLAIM_SQL).run(...claimParams(plan).map((v) => toDb('sqlite', v))).changes === 0) throw notClaimed();
+  let address = plan.treasury;
+  if (address === null) {
+    const leased = leaseAddressSync(native, { chain: plan.blockchain, isTestnet: plan.isTestnet }, plan.id, plan.now);
+    if (!leased) throw noWallet(plan);
+    address = leased.address;
+  }
+  const referenceId = plan.referenceId ?? nextReferenceSync(native, 'PAY', plan.now);
+  native.prepare(INSERT_SQL).run(...insertParams(plan, referenceId, address).map((v) => toDb('sqlite', v)));
+  return opened(plan, referenceId, address);
+}
