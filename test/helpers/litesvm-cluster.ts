@@ -32,7 +32,7 @@ import {
 } from '@solana-program/token';
 import { startSolanaSim, type AgaveTransaction, type SolanaSim } from './solana-sim.ts';
 
-// A Solana cluster whose transactions are executed by Solana's real SVM (litesvm 1.5.0: the
+// A Solana cluster whose transactions are executed by Solana's real SVM (litesvm 1.4.1: the
 // Agave runtime with the System, SPL Token, Token-2022, Associated Token Account and Address
 // Lookup Table programs it ships), served over JSON-RPC by test/helpers/solana-sim.ts's server
 // in Agave's wire shapes (Agave 2.x / 3.0; rpc/src/rpc.rs, transaction-status/src/lib.rs and
