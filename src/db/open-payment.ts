@@ -1,9 +1,8 @@
 import type { EntityManager } from '@mikro-orm/sql';
 import { GatewayError } from '../domain/errors.ts';
 import { INVOICE_TRANSITIONS, LIVE_PAYMENT_STATUSES } from '../domain/lifecycle.ts';
-import type { PaymentMethod, PaymentType } from './entities/payment.entity.ts';
 import type { Dialect } from './orm.ts';
-import type { BuyerPayment } from './payments.ts';
+import type { BuyerPayment, PaymentTerms } from './payments.ts';
 import { rawQuery, toDb, type NativeSqlite, type SqlValue } from './raw-sql.ts';
 import { nextReferenceIn, nextReferenceSync } from './reference-ids.ts';
 import { leaseAddress, leaseAddressSync } from './wallet-pool.ts';
@@ -14,20 +13,10 @@ import { leaseAddress, leaseAddressSync } from './wallet-pool.ts';
 // prices (src/daemon/checkout.ts planCheckout) happens before, outside the transaction.
 
 /** Everything a payment row needs, decided before the transaction opens. */
-export interface PaymentPlan {
+export interface PaymentPlan extends PaymentTerms {
   id: string;
   invoiceId: string;
   merchantId: string;
-  paymentType: PaymentType;
-  method: PaymentMethod;
-  blockchain: string;
-  network: string;
-  isTestnet: boolean;
-  cryptoCurrency: string;
-  decimals: number;
-  tokenAddress: string | null;
-  amount: string;
-  requiredConfirmations: number;
   /** Contract payments: the treasury wallet, no lease. Null for a direct payment (leased). */
   treasury: string | null;
   contractAddress: string | null;

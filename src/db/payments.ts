@@ -55,11 +55,8 @@ export async function loadPayment(db: Database, paymentId: string, merchantId: s
   });
 }
 
-/** A payment as the buyer's surface shows it (status poll, checkout answer), as a plain object. */
-export interface BuyerPayment {
-  id: string;
-  referenceId: string;
-  status: PaymentStatus;
+/** What a payment asks for and where: fixed when it is opened. */
+export interface PaymentTerms {
   paymentType: PaymentType;
   method: PaymentMethod;
   blockchain: string;
@@ -69,9 +66,16 @@ export interface BuyerPayment {
   decimals: number;
   tokenAddress: string | null;
   amount: string;
+  requiredConfirmations: number;
+}
+
+/** A payment as the buyer's surface shows it (status poll, checkout answer), as a plain object. */
+export interface BuyerPayment extends PaymentTerms {
+  id: string;
+  referenceId: string;
+  status: PaymentStatus;
   address: string;
   confirmations: number;
-  requiredConfirmations: number;
   transactionHash: string | null;
   contractAddress: string | null;
   externalId: string | null;
