@@ -1,10 +1,14 @@
-import * as bitcoin from 'bitcoinjs-lib';
+import type * as BitcoinJs from 'bitcoinjs-lib';
 import { InvalidAddressError, type FamilyAddresses } from '../../chains/family-addresses.ts';
+import { lazyRequire } from '../../chains/lazy-require.ts';
 import { bitcoinJsNetwork } from './networks.ts';
+
+const bitcoinjs = lazyRequire<typeof BitcoinJs>('bitcoinjs-lib');
 
 export const bitcoinAddresses: FamilyAddresses = {
   validate(input, testnet, { network: name }) {
-    const network = bitcoinJsNetwork(testnet, name);
+    const bitcoin = bitcoinjs();
+    const network = bitcoin.networks[bitcoinJsNetwork(testnet, name)];
     try {
       // Re-encoding gives the canonical form (bech32 in lower case, as QR codes may upper-case it).
       return bitcoin.address.fromOutputScript(bitcoin.address.toOutputScript(input, network), network);
@@ -17,7 +21,8 @@ export const bitcoinAddresses: FamilyAddresses = {
   },
   // Native segwit (p2wpkh) receive addresses: bc1q…, tb1q…, bcrt1q….
   fromPublicKey(testnet, name) {
-    const network = bitcoinJsNetwork(testnet, name);
+    const bitcoin = bitcoinjs();
+    const network = bitcoin.networks[bitcoinJsNetwork(testnet, name)];
     return (publicKey) => {
       const { address } = bitcoin.payments.p2wpkh({ pubkey: publicKey, network });
       if (address === undefined) throw new Error('p2wpkh produced no address');
@@ -26,9 +31,9 @@ export const bitcoinAddresses: FamilyAddresses = {
   },
 };
 
-function belongsTo(input: string, network: bitcoin.Network): boolean {
+function belongsTo(input: string, network: BitcoinJs.Network): boolean {
   try {
-    bitcoin.address.toOutputScript(input, network);
+    bitcoinjs().address.toOutputScript(input, network);
     return true;
   } catch {
     return false;

@@ -75,7 +75,7 @@ export function createBitcoinSource(options: { fetcher: BlockFetcher; network: B
       tx.outs.forEach((out, index) => {
         let address: string;
         try {
-          address = bitcoin.address.fromOutputScript(out.script, params.js);
+          address = bitcoin.address.fromOutputScript(out.script, bitcoin.networks[params.js]);
         } catch {
           return; // OP_RETURN and other scripts without an address
         }

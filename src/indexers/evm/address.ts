@@ -1,6 +1,8 @@
-import { computeAddress, getAddress, hexlify } from 'ethers';
+import type * as Ethers from 'ethers';
 import { InvalidAddressError, type FamilyAddresses } from '../../chains/family-addresses.ts';
+import { lazyRequire } from '../../chains/lazy-require.ts';
 
+const ethers = lazyRequire<typeof Ethers>('ethers');
 const EVM_HEX_RE = /^0x[0-9a-fA-F]{40}$/;
 
 export const evmAddresses: FamilyAddresses = {
@@ -9,11 +11,11 @@ export const evmAddresses: FamilyAddresses = {
     if (!EVM_HEX_RE.test(input)) throw new InvalidAddressError('not an EVM address: expected 0x followed by 40 hex digits');
     try {
       // Mixed case must carry a valid EIP-55 checksum; all-lower and all-upper carry none and are accepted.
-      return getAddress(input);
+      return ethers().getAddress(input);
     } catch {
       throw new InvalidAddressError('EVM address has a wrong EIP-55 checksum (mixed case that does not match); check for a typo');
     }
   },
   // computeAddress decompresses the key and returns the EIP-55 checksummed form.
-  fromPublicKey: () => (publicKey) => computeAddress(hexlify(publicKey)),
+  fromPublicKey: () => (publicKey) => ethers().computeAddress(ethers().hexlify(publicKey)),
 };

@@ -1,16 +1,14 @@
-import { Address } from '@ton/core';
+import type * as TonCore from '@ton/core';
 import { InvalidAddressError, type FamilyAddresses } from '../../chains/family-addresses.ts';
+import { lazyRequire } from '../../chains/lazy-require.ts';
 
-/** The raw form ("0:ABCD…", upper case) of a TON address given in any form; the key the reader matches on. */
-export const raw = (address: string): string => Address.parse(address).toRawString().toUpperCase();
-
-/** A base64 hash (toncenter's form) as lower-case hex (the ledger's form). */
-export const hex = (base64: string): string => Buffer.from(base64, 'base64').toString('hex');
+const ton = lazyRequire<typeof TonCore>('@ton/core');
 
 // TON wallets do not derive from an xpub (ed25519): the pool is seeded from a list.
 export const tonAddresses: FamilyAddresses = {
   validate(input, testnet, { kind = 'deposit' }) {
-    let parsed: Address;
+    const { Address } = ton();
+    let parsed: TonCore.Address;
     let testOnly = false;
     try {
       if (Address.isFriendly(input)) {

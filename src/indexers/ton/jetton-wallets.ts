@@ -1,5 +1,5 @@
 import { Address, beginCell, Cell } from '@ton/core';
-import { raw } from './address.ts';
+import { raw } from './raw-address.ts';
 import { TonApiError, type ToncenterV3 } from './toncenter-v3.ts';
 
 // Each deposit's jetton wallet for each configured master, computed by the master itself

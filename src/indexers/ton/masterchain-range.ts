@@ -1,5 +1,5 @@
 import type { BlockRef } from '../source.ts';
-import { hex } from './address.ts';
+import { hex } from './raw-address.ts';
 import { PAGE, TonApiError, type TonBlock, type ToncenterV3 } from './toncenter-v3.ts';
 
 // The masterchain blocks of a range of seqnos, linked by seqno, in one call per 1,000 blocks:

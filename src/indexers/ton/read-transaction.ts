@@ -1,6 +1,6 @@
 import { Cell } from '@ton/core';
 import type { SeenTransfer } from '../source.ts';
-import { hex, raw } from './address.ts';
+import { hex, raw } from './raw-address.ts';
 import type { JettonWalletOwner } from './jetton-wallets.ts';
 import { incomingOutcome } from './outcome.ts';
 import type { TonTransaction } from './toncenter-v3.ts';

@@ -1,5 +1,5 @@
 import type { BlockRef, ChainSource, RangeResult, SeenTransfer, WatchSet } from '../source.ts';
-import { hex, raw } from './address.ts';
+import { hex, raw } from './raw-address.ts';
 import { createJettonWallets } from './jetton-wallets.ts';
 import { readMasterchainRange } from './masterchain-range.ts';
 import { readTransaction, type Watched } from './read-transaction.ts';
@@ -15,7 +15,7 @@ import { ACCOUNTS_PER_CALL, PAGE, type ToncenterV3, type TonTransaction } from '
 // masterchain blocks of a range: masterchain-range.ts.
 
 export { OP_EXCESSES, OP_INTERNAL_TRANSFER, OP_TRANSFER_NOTIFICATION } from './read-transaction.ts';
-export { raw } from './address.ts';
+export { raw } from './raw-address.ts';
 
 /** global_id of each TON network's masterchain blocks. */
 export const TON_GLOBAL_IDS: Readonly<Record<string, number>> = { MAINNET: -239, TESTNET: -3 };

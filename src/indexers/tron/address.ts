@@ -1,6 +1,9 @@
-import { computeAddress, getAddress, getBytes, hexlify } from 'ethers';
+import type * as Ethers from 'ethers';
 import { decodeBase58Check, encodeBase58Check } from '../../chains/base58check.ts';
 import { InvalidAddressError, type FamilyAddresses } from '../../chains/family-addresses.ts';
+import { lazyRequire } from '../../chains/lazy-require.ts';
+
+const ethers = lazyRequire<typeof Ethers>('ethers');
 
 /** The version byte of a Tron address: 0x41 followed by the 20 bytes of the EVM-style address. */
 export const TRON_PREFIX = 0x41;
@@ -18,7 +21,7 @@ export const tronAddresses: FamilyAddresses = {
     return input;
   },
   // A Tron address is the EVM address's 20 bytes behind a 0x41 prefix, in Base58Check.
-  fromPublicKey: () => (publicKey) => hexToTron(computeAddress(hexlify(publicKey))),
+  fromPublicKey: () => (publicKey) => hexToTron(ethers().computeAddress(ethers().hexlify(publicKey))),
 };
 
 /** A T-form address as the 0x-hex EVM form java-tron's /jsonrpc speaks, or null when it is not one. */
@@ -28,9 +31,10 @@ export function tronToHex(address: string): string | null {
   return `0x${Buffer.from(payload.subarray(1)).toString('hex')}`;
 }
 
-/** A 0x-hex EVM-form address as Tron's T-form. */
+/** A 0x-hex EVM-form address (any case) as Tron's T-form. */
 export function hexToTron(address: string): string {
-  return encodeBase58Check(Uint8Array.of(TRON_PREFIX, ...getBytes(getAddress(address))));
+  if (!/^0x[0-9a-fA-F]{40}$/.test(address)) throw new InvalidAddressError('not a 20-byte hex address');
+  return encodeBase58Check(Uint8Array.of(TRON_PREFIX, ...Buffer.from(address.slice(2), 'hex')));
 }
 
 /** 41-prefixed hex (java-tron's HTTP API) to T-form. */
