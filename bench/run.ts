@@ -184,8 +184,16 @@ function rssMb(pid: number): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
+/** The RSS split: anonymous memory (the heaps: V8's and malloc's, main thread's `[heap]` apart) and mapped files. */
+function memoryParts(pid: number): string {
+  const kb = (re: RegExp, text: string): number => Number(re.exec(text)?.[1] ?? NaN) / 1024;
+  const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  const brk = kb(/\[heap\]\n(?:.*\n)*?Rss:\s+(\d+) kB/, readFileSync(`/proc/${pid}/smaps`, 'utf8'));
+  return `anonymous ${kb(/Anonymous:\s+(\d+) kB/, rollup).toFixed(0)} MB of which malloc's main heap ${brk.toFixed(0)} MB, files ${kb(/Rss:\s+(\d+) kB/, rollup) - kb(/Anonymous:\s+(\d+) kB/, rollup) > 0 ? (kb(/Rss:\s+(\d+) kB/, rollup) - kb(/Anonymous:\s+(\d+) kB/, rollup)).toFixed(0) : '?'} MB`;
+}
+
 async function rssRun(dialect: DialectName, n: number): Promise<void> {
-  const t = await startTarget('chaingate', dialect, 10);
+  const t = await startTarget((flags.only as Target['name'] | undefined) ?? 'chaingate', dialect, 10);
   try {
     const before = rssMb(t.pid);
     let done = 0;
@@ -199,7 +207,7 @@ async function rssRun(dialect: DialectName, n: number): Promise<void> {
     });
     const after = rssMb(t.pid);
     await new Promise((res) => setTimeout(res, 10_000));
-    console.log(`${dialect}: ${r.requests} signed creations (${fmt(r)}); serve RSS ${before.toFixed(0)} MB before, ${after.toFixed(0)} MB after, ${rssMb(t.pid).toFixed(0)} MB 10 s later`);
+    console.log(`${dialect}: ${r.requests} signed creations (${fmt(r)}); serve RSS ${before.toFixed(0)} MB before, ${after.toFixed(0)} MB after, ${rssMb(t.pid).toFixed(0)} MB 10 s later (${memoryParts(t.pid)})`);
   } finally {
     await t.stop();
     await t.tdb.drop();

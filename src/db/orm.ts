@@ -40,9 +40,20 @@ export function migrationsPath(dialect: Dialect): string {
   return resolve(MIGRATIONS_ROOT, dialect);
 }
 
+/** Prepared SQLite statements kept per connection (least recently used dropped first). */
+const STATEMENT_CACHE_SIZE = 100;
+/**
+ * SQLite's page cache per connection, in KiB (negative: a size, not a page count). SQLite's own
+ * default; better-sqlite3 builds with 16 MB, which a daemon filled within minutes and kept
+ * (docs/performance.md#memory). The operating system's page cache still holds the file.
+ */
+const PAGE_CACHE_KIB = 2000;
+
 /**
  * Kysely prepares every SQLite statement anew; better-sqlite3 statements are reusable (and the API
- * is synchronous, so one is never run twice at once), so keep the most recent ones by SQL text.
+ * is synchronous, so one is never run twice at once), so keep the recently used ones by SQL text.
+ * MikroORM inlines parameters, so its statements rarely repeat; the hand-written hot paths bind
+ * theirs and stay at the recent end.
  */
 async function cachePreparedStatements(orm: MikroORM): Promise<void> {
   type Native = { prepare(sql: string): unknown };
@@ -53,9 +64,11 @@ async function cachePreparedStatements(orm: MikroORM): Promise<void> {
     let stmt = cache.get(sql);
     if (stmt === undefined) {
       stmt = prepare(sql);
-      if (cache.size >= 500) cache.delete(cache.keys().next().value!);
-      cache.set(sql, stmt);
+      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+    } else {
+      cache.delete(sql);
     }
+    cache.set(sql, stmt);
     return stmt;
   };
 }
@@ -94,6 +107,7 @@ export async function openDatabase(url: string, options: { debug?: boolean; pool
         await conn.executeQuery(CompiledQuery.raw('pragma journal_mode = wal'));
         await conn.executeQuery(CompiledQuery.raw('pragma busy_timeout = 10000'));
         await conn.executeQuery(CompiledQuery.raw('pragma synchronous = normal'));
+        await conn.executeQuery(CompiledQuery.raw(`pragma cache_size = -${PAGE_CACHE_KIB}`));
       },
     });
     await cachePreparedStatements(orm);
