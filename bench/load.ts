@@ -17,6 +17,8 @@ export interface LoadResult {
   rps: number;
   p50: number;
   p99: number;
+  /** Every answer's latency in ms, sorted (to merge slices of a run). */
+  latencies: number[];
   /** Answers whose status was not the expected one, by status (0: a connection error). */
   failed: Record<number, number>;
 }
@@ -71,7 +73,12 @@ export async function drive(o: LoadOptions): Promise<LoadResult> {
   );
   const seconds = (performance.now() - started) / 1000;
   agent.destroy();
+  return summarize(latencies, seconds, failed);
+}
+
+/** req/s and quantiles of answers gathered over `seconds` (one drive, or several slices merged). */
+export function summarize(latencies: number[], seconds: number, failed: Record<number, number>): LoadResult {
   latencies.sort((a, b) => a - b);
   const q = (p: number) => (latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]! : NaN);
-  return { requests: latencies.length, seconds, rps: latencies.length / seconds, p50: q(0.5), p99: q(0.99), failed };
+  return { requests: latencies.length, seconds, rps: latencies.length / seconds, p50: q(0.5), p99: q(0.99), latencies, failed };
 }

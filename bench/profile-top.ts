@@ -1,5 +1,6 @@
 // Summarises a V8 .cpuprofile (node --cpu-prof): self time by function and by package, top N.
-//   node --import tsx bench/profile-top.ts <file.cpuprofile> [N]
+//   node --import tsx bench/profile-top.ts <file.cpuprofile> [N] [from]
+// `from` (0–1) skips that share of the sampled time: 0.8 keeps the last fifth (the bench's last route).
 import { readFileSync } from 'node:fs';
 
 interface Node {
@@ -7,11 +8,16 @@ interface Node {
   callFrame: { functionName: string; url: string; lineNumber: number };
   children?: number[];
 }
-const [file, n = '25'] = process.argv.slice(2) as [string, string?];
+const [file, n = '25', from = '0'] = process.argv.slice(2) as [string, string?, string?];
 const prof = JSON.parse(readFileSync(file, 'utf8')) as { nodes: Node[]; samples: number[]; timeDeltas: number[] };
 const byId = new Map(prof.nodes.map((node) => [node.id, node]));
 const self = new Map<number, number>();
-prof.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (prof.timeDeltas[i] ?? 0)));
+const span = prof.timeDeltas.reduce((a, b) => a + b, 0);
+let at = 0;
+prof.samples.forEach((id, i) => {
+  at += prof.timeDeltas[i] ?? 0;
+  if (at >= Number(from) * span) self.set(id, (self.get(id) ?? 0) + (prof.timeDeltas[i] ?? 0));
+});
 const total = [...self.values()].reduce((a, b) => a + b, 0);
 const fn = new Map<string, number>();
 const pkg = new Map<string, number>();

@@ -23,13 +23,14 @@ import { runCli } from '../test/helpers/cli.ts';
 import { createTestDatabase, type DialectName, type TestDatabase } from '../test/helpers/databases.ts';
 import { writeConfigFile } from '../test/helpers/indexer-process.ts';
 import { spawnServe } from '../test/helpers/serve-process.ts';
-import { drive, type LoadRequest, type LoadResult } from './load.ts';
+import { drive, summarize, type LoadRequest, type LoadResult } from './load.ts';
 
 const { values: flags } = parseArgs({
   options: {
     db: { type: 'string', default: process.env.BENCH_DATABASE ?? 'sqlite,postgresql' },
     duration: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '2' },
+    rounds: { type: 'string', default: '5' },
     connections: { type: 'string', default: '32' },
     routes: { type: 'string', default: 'create,checkout,invoice,status' },
     pool: { type: 'string', default: '40000' },
@@ -43,6 +44,7 @@ const DIALECT_LIST = flags.db.split(',') as DialectName[];
 const DURATION_MS = Number(flags.duration) * 1000;
 const WARMUP_MS = Number(flags.warmup) * 1000;
 const C = Number(flags.connections);
+const ROUNDS = Math.max(1, Number(flags.rounds));
 const ROUTES = new Set(flags.routes.split(','));
 const MASTER_KEY = 'b'.repeat(64);
 const BENCH_XPUB = HDNodeWallet.fromMnemonic(Mnemonic.fromPhrase('test test test test test test test test test test test junk'), "m/44'/60'/0'").neuter().extendedKey;
@@ -89,7 +91,8 @@ async function prepare(dialect: DialectName, poolSize: number): Promise<{ tdb: T
 }
 
 function spawnBare(url: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', new URL('./bare-server.ts', import.meta.url).pathname, url, MASTER_KEY], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const profile = flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${flags.profile}/bare`] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', new URL('./bare-server.ts', import.meta.url).pathname, url, MASTER_KEY], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (b: Buffer) => {
@@ -108,7 +111,7 @@ async function startTarget(name: Target['name'], dialect: DialectName, poolSize:
     const exited = new Promise((r) => bare.child.once('exit', r));
     return { name, url: bare.url, creds, pid: bare.child.pid!, tdb, invoices: [], payments: [], checkedOut: 0, stop: () => (bare.child.kill('SIGTERM'), exited) };
   }
-  const nodeOptions = [flags.profile ? `--cpu-prof --cpu-prof-dir=${flags.profile}` : '', flags['node-options'] ?? ''].join(' ').trim();
+  const nodeOptions = [flags.profile ? `--cpu-prof --cpu-prof-dir=${flags.profile}/chaingate` : '', flags['node-options'] ?? ''].join(' ').trim();
   const profileEnv: Record<string, string> = nodeOptions ? { NODE_OPTIONS: nodeOptions } : {};
   const serve = await spawnServe({ ...env, ...profileEnv });
   return { name, url: serve.url, creds, pid: serve.child.pid!, tdb, invoices: [], payments: [], checkedOut: 0, stop: () => serve.stop() };
@@ -174,9 +177,18 @@ function route(name: string, t: Target): { title: string; expect: number; next(i
 
 const fmt = (r: LoadResult) => `${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50.toFixed(1).padStart(6)}  p99 ${r.p99.toFixed(1).padStart(6)} ms${Object.keys(r.failed).length ? `  FAILED ${JSON.stringify(r.failed)}` : ''}`;
 
-async function measure(t: Target, name: string, durationMs: number): Promise<LoadResult> {
+/** CPU time (user + system) the process has used, in ms, from /proc (clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** A route's load, with the server process's CPU time per answered request (µs): load on the box does not move it. */
+async function measure(t: Target, name: string, durationMs: number): Promise<LoadResult & { cpuUs: number }> {
   const r = route(name, t);
-  return drive({ baseUrl: t.url, connections: C, durationMs, next: r.next, expect: r.expect, ...(r.onAnswer ? { onAnswer: r.onAnswer } : {}) });
+  const cpu = cpuMs(t.pid);
+  const res = await drive({ baseUrl: t.url, connections: C, durationMs, next: r.next, expect: r.expect, ...(r.onAnswer ? { onAnswer: r.onAnswer } : {}) });
+  return { ...res, cpuUs: res.requests ? ((cpuMs(t.pid) - cpu) * 1000) / res.requests : NaN };
 }
 
 function rssMb(pid: number): number {
@@ -214,22 +226,38 @@ async function rssRun(dialect: DialectName, n: number): Promise<void> {
   }
 }
 
+function merged(parts: (LoadResult & { cpuUs: number })[]): LoadResult & { cpuUs: number } {
+  const failed: Record<number, number> = {};
+  for (const p of parts) for (const [status, n] of Object.entries(p.failed)) failed[Number(status)] = (failed[Number(status)] ?? 0) + n;
+  const all = summarize(parts.flatMap((p) => p.latencies), parts.reduce((a, p) => a + p.seconds, 0), failed);
+  const cpuUs = parts.reduce((a, p) => a + p.cpuUs * p.requests, 0) / Math.max(1, all.requests);
+  return { ...all, cpuUs };
+}
+
 async function sideBySide(dialect: DialectName): Promise<void> {
   const names = flags.only ? [flags.only as Target['name']] : (['bare', 'chaingate'] as const);
   const targets: Target[] = [];
   for (const name of names) targets.push(await startTarget(name, dialect, Number(flags.pool)));
   try {
-    console.log(`\n${dialect}: ${C} connections, ${DURATION_MS / 1000} s a route after ${WARMUP_MS / 1000} s of warm-up`);
+    console.log(`\n${dialect}: ${C} connections, ${DURATION_MS / 1000} s a route in ${ROUNDS} alternating slices after ${WARMUP_MS / 1000} s of warm-up`);
     for (const name of ['create', 'checkout', 'invoice', 'status']) {
       if (!ROUTES.has(name)) continue;
-      const results: Partial<Record<Target['name'], LoadResult>> = {};
-      for (const t of targets) {
-        if (WARMUP_MS > 0) await measure(t, name, WARMUP_MS);
-        results[t.name] = await measure(t, name, DURATION_MS);
+      // The servers take turns in ROUNDS slices (the order alternating), so a change in the box's
+      // load during the run weighs on both alike.
+      for (const t of targets) if (WARMUP_MS > 0) await measure(t, name, WARMUP_MS);
+      const slices = new Map<Target['name'], (LoadResult & { cpuUs: number })[]>();
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const t of round % 2 ? [...targets].reverse() : targets) {
+          slices.set(t.name, [...(slices.get(t.name) ?? []), await measure(t, name, DURATION_MS / ROUNDS)]);
+        }
       }
+      const results: Partial<Record<Target['name'], LoadResult & { cpuUs: number }>> = {};
+      for (const [target, parts] of slices) results[target] = merged(parts);
       console.log(route(name, targets[0]!).title);
-      for (const t of targets) console.log(`  ${t.name.padEnd(10)} ${fmt(results[t.name]!)}`);
-      if (results.bare && results.chaingate) console.log(`  ratio      ${(results.chaingate.rps / results.bare.rps).toFixed(2)}x`);
+      for (const t of targets) console.log(`  ${t.name.padEnd(10)} ${fmt(results[t.name]!)}  cpu ${results[t.name]!.cpuUs.toFixed(0).padStart(4)} µs/req`);
+      if (results.bare && results.chaingate) {
+        console.log(`  ratio      ${(results.chaingate.rps / results.bare.rps).toFixed(2)}x   cpu per request ${(results.bare.cpuUs / results.chaingate.cpuUs).toFixed(2)}x`);
+      }
     }
   } finally {
     for (const t of targets) {

@@ -111,14 +111,15 @@ interface BuyerPaymentRow {
   due: number | boolean;
 }
 
-// `due` is expiryDue by the wall clock for the payment's invoice (see SNAPSHOT_SELECT in invoices.ts).
+// `due`: the expiry rules may change what this poll shows, by the wall clock. The poll shows this
+// payment only, and the rules change a payment only when it is PENDING past its window (an OPEN
+// invoice has no live payment; an invoice has one live payment at most), so one column of the row
+// decides it: no join, no probe of the invoice's other payments (docs/performance.md).
 const BUYER_PAYMENT_SQL = `select p.id, p.reference_id, p.status, p.payment_type, p.method, p.blockchain, p.network, p.is_testnet, p.crypto_currency,
     p.decimals, p.token_address, p.amount, p.address, p.confirmations, p.required_confirmations, p.transaction_hash, p.contract_address,
     p.external_id, p.external_id_uuid, p.expires_at, p.created_at, p.completed_at,
-    case when (i.status = 'OPEN' and i.expires_at <= ?)
-      or (i.status = 'PAYMENT_PENDING' and exists (select 1 from payment q where q.invoice_id = i.id and q.status = 'PENDING' and q.expires_at <= ?))
-      then 1 else 0 end as due
-  from payment p join invoice i on i.id = p.invoice_id where p.id = ?`;
+    case when p.status = 'PENDING' and p.expires_at <= ? then 1 else 0 end as due
+  from payment p where p.id = ?`;
 
 function buyerPaymentOf(r: BuyerPaymentRow): BuyerPayment {
   return {
@@ -149,12 +150,12 @@ function buyerPaymentOf(r: BuyerPaymentRow): BuyerPayment {
 
 /**
  * The public loadPayment for the buyer's poll, in hand-written SQL: one bound statement and a plain
- * object. When the expiry rules may be due for its invoice, loadPayment applies them exactly as
- * before (at the chain's processed time) and the row is read again: the poll never shows a payment
- * live that the list or the gateway would show EXPIRED.
+ * object. When the payment's window has passed by the wall clock, loadPayment applies the expiry
+ * rules exactly as before (at the chain's processed time) and the row is read again: the poll never
+ * shows a payment live that the list or the gateway would show EXPIRED.
  */
 export async function readBuyerPayment(db: Database, paymentId: string, now = new Date()): Promise<BuyerPayment> {
-  const read = () => readRow<BuyerPaymentRow>(db, BUYER_PAYMENT_SQL, [now, now, paymentId]);
+  const read = () => readRow<BuyerPaymentRow>(db, BUYER_PAYMENT_SQL, [now, paymentId]);
   let row = await read();
   if (!row) throw new GatewayError('PAYMENT_NOT_FOUND', 'Payment not found');
   if (Number(row.due) === 1 || row.due === true) {

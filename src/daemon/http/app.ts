@@ -76,10 +76,11 @@ export function createHttpApp(options: AppOptions): FastifyInstance {
     },
   });
 
-  // Every route as registered, for the OpenAPI coverage test (the 405 handlers are marked and left out).
+  // Every route as registered, for the OpenAPI coverage test (the 405 and CORS preflight handlers are marked and left out).
   const registered: { method: string; url: string }[] = [];
   app.addHook('onRoute', (route) => {
-    if ((route.config as { methodNotAllowed?: boolean } | undefined)?.methodNotAllowed) return;
+    const config = route.config as { methodNotAllowed?: boolean; preflight?: boolean } | undefined;
+    if (config?.methodNotAllowed || config?.preflight) return;
     for (const method of [route.method].flat()) if (method !== 'HEAD') registered.push({ method, url: route.url });
   });
   app.decorate('registeredRoutes', registered);

@@ -1,7 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import fastifyCors, { type FastifyCorsOptions } from '@fastify/cors';
 import { getNetwork } from '../../../chains/registry.ts';
-import type { Config } from '../../../config/schema.ts';
 import { GatewayError } from '../../../domain/errors.ts';
 import { latestPayment, loadInvoice, markViewed, readInvoice } from '../../../db/invoices.ts';
 import { readBuyerPayment } from '../../../db/payments.ts';
@@ -12,6 +10,7 @@ import { RouteTable } from '../app.ts';
 import { sendData } from '../envelope.ts';
 import { registerRouteLimits } from '../rate-limit.ts';
 import { isIdShaped, jsonBody, parseWith } from '../validation.ts';
+import { registerCheckoutCors } from './cors.ts';
 import { createIdTokenVerifier } from './id-token.ts';
 import { confirmBody, publicCheckoutBody } from './schemas.ts';
 import { checkoutPaymentView, invoiceStatusView, publicInvoiceView, publicPaymentStatusView } from './views.ts';
@@ -28,7 +27,7 @@ function idParam(req: FastifyRequest, notFound: 'INVOICE_NOT_FOUND' | 'PAYMENT_N
  */
 export async function checkoutPlugin(app: FastifyInstance, deps: DaemonDeps): Promise<void> {
   const { db, config, log } = deps.common;
-  await app.register(fastifyCors, checkoutCors(config));
+  registerCheckoutCors(app, config);
   const limit = await registerRouteLimits(app, config.rateLimit);
   const verifyIdToken = await createIdTokenVerifier(config.idToken, log);
 
@@ -117,35 +116,4 @@ export async function checkoutPlugin(app: FastifyInstance, deps: DaemonDeps): Pr
   );
 
   routes.finish();
-}
-
-/**
- * CORS (docs/checkout.md): reads (GET/HEAD) from any origin; writes (POST) only from the hosted
- * page's origin (server.checkoutPageUrl, or this daemon's own origin when that is null) and
- * server.checkoutAllowedOrigins. A refused origin simply gets no Access-Control-Allow-Origin.
- */
-function checkoutCors(config: Config): FastifyCorsOptions {
-  const pageOrigin = config.server.checkoutPageUrl ? new URL(config.server.checkoutPageUrl).origin : null;
-  const writeOrigins = new Set(config.server.checkoutAllowedOrigins.map((o) => (o === '*' ? o : o.replace(/\/+$/, ''))));
-  if (pageOrigin) writeOrigins.add(pageOrigin);
-  const common = {
-    allowedHeaders: ['Accept', 'Content-Type', 'Authorization'],
-    exposedHeaders: ['Retry-After', 'X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
-    maxAge: 600,
-  };
-  // The same for every read: built once, not per request.
-  const readOptions = { ...common, origin: '*', methods: ['GET', 'HEAD'] };
-  return {
-    hook: 'onRequest',
-    delegator: (req, callback) => {
-      const method = req.method === 'OPTIONS' ? String(req.headers['access-control-request-method'] ?? '').toUpperCase() : req.method;
-      if (method === 'GET' || method === 'HEAD') {
-        callback(null, readOptions);
-        return;
-      }
-      const allowed = [...writeOrigins];
-      if (!pageOrigin) allowed.push(`${req.protocol}://${req.host}`);
-      callback(null, { ...common, origin: allowed, methods: ['POST'] });
-    },
-  };
 }
