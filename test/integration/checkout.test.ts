@@ -375,6 +375,16 @@ describe('checkout API: CORS', () => {
       d.plain('OPTIONS', checkoutPath(inv.id), undefined, { Origin: origin, 'Access-Control-Request-Method': method, 'Access-Control-Request-Headers': 'content-type' });
     const getPre = await preflight('https://anywhere.example', 'GET');
     assert.deepEqual([getPre.status, getPre.headers.get('access-control-allow-origin')], [204, '*']);
+    assert.deepEqual(
+      [getPre.headers.get('access-control-allow-methods'), getPre.headers.get('access-control-max-age'), getPre.headers.get('content-length'), getPre.headers.get('vary')],
+      ['GET, HEAD', '600', '0', 'Origin'],
+    );
+    // A preflight without Origin or Access-Control-Request-Method is not one: 400, as browsers never send it.
+    const bare = await d.plain('OPTIONS', checkoutPath(inv.id), undefined, { Origin: 'https://shop.example' });
+    assert.deepEqual([bare.status, bare.text], [400, 'Invalid Preflight Request']);
+    // Preflights reach the hook on any path of the surface, even one with no route.
+    const nowhere = await d.plain('OPTIONS', '/checkout/api/v1/nowhere', undefined, { Origin: 'https://shop.example', 'Access-Control-Request-Method': 'GET' });
+    assert.deepEqual([nowhere.status, nowhere.headers.get('access-control-allow-origin')], [204, '*']);
 
     for (const origin of ['https://pay.example.com', 'https://shop.example']) {
       const pre = await preflight(origin, 'POST');
