@@ -1,9 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { IndexedBlock } from '../db/entities/indexed-block.entity.ts';
 import { IndexerCursor } from '../db/entities/indexer-cursor.entity.ts';
 import type { Database } from '../db/orm.ts';
 import type { Logger } from '../logger.ts';
 import { RpcUnsupportedError } from './evm/rpc.ts';
+import { leaseOwnerId, ownerIsGone } from './lease-owner.ts';
 import { applyFinality, applyRange, DeepReorgError, hasInFlight, LeaseLostError, loadWatchSet, readCursor, rollbackTo, type ChainKey } from './ledger.ts';
 import { backoffMs, RpcAborted, sleep } from './retry.ts';
 import { ReorgDuringFetch, type BlockRef, type ChainSource } from './source.ts';
@@ -51,19 +51,26 @@ export interface Indexer {
  */
 export function startIndexer(options: IndexerOptions): Indexer {
   const { db, log, key, source } = options;
-  const owner = `${process.pid}-${randomBytes(4).toString('hex')}`;
+  const owner = leaseOwnerId();
   const leaseMs = options.leaseMs ?? 30_000;
   const controller = new AbortController();
   const signal = controller.signal;
 
   async function acquireLease(): Promise<boolean> {
     const now = new Date();
+    const lease = { leaseOwner: owner, leaseUntil: new Date(now.getTime() + leaseMs) };
     const changed = await db.em().nativeUpdate(
       IndexerCursor,
       { chain: key.chain, network: key.network, $or: [{ leaseOwner: null }, { leaseUntil: { $lt: now } }, { leaseOwner: owner }] },
-      { leaseOwner: owner, leaseUntil: new Date(now.getTime() + leaseMs) },
+      lease,
     );
-    return changed > 0;
+    if (changed > 0) return true;
+    // A holder on this machine that no longer runs (kill -9, a crash) is not waited out.
+    const holder = (await readCursor(db, key))?.leaseOwner;
+    if (!holder || !ownerIsGone(holder)) return false;
+    const taken = await db.em().nativeUpdate(IndexerCursor, { chain: key.chain, network: key.network, leaseOwner: holder }, lease);
+    if (taken > 0) log.info({ chain: key.chain, network: key.network, previous: holder }, 'took over the lease of an indexer that no longer runs');
+    return taken > 0;
   }
 
   async function ensureCursor(): Promise<void> {

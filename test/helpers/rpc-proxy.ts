@@ -26,6 +26,7 @@ export interface RpcProxy {
   url: string;
   stats: { requests: number; faults: Record<string, number>; methods: Record<string, number> };
   setFaultRate(rate: number): void;
+  setLatency(ms: number): void;
   setRefused(methods: string[]): void;
   close(): Promise<void>;
 }
@@ -38,6 +39,7 @@ export async function startRpcProxy(options: RpcProxyOptions): Promise<RpcProxy>
     return seed / 0x7fffffff;
   };
   let faultRate = options.faultRate ?? 0;
+  let latencyMs = options.latencyMs ?? 0;
   const faults = options.faults ?? ['429', '500', 'timeout', 'garbage', 'null', 'reset'];
   const stats = { requests: 0, faults: {} as Record<string, number>, methods: {} as Record<string, number> };
   let refused = new Set(options.refuseMethods ?? []);
@@ -135,7 +137,7 @@ export async function startRpcProxy(options: RpcProxyOptions): Promise<RpcProxy>
         upstream.on('error', () => res.destroy());
         upstream.end(body);
       };
-      if (options.latencyMs) setTimeout(go, options.latencyMs);
+      if (latencyMs) setTimeout(go, latencyMs);
       else go();
     });
   });
@@ -145,6 +147,9 @@ export async function startRpcProxy(options: RpcProxyOptions): Promise<RpcProxy>
     stats,
     setFaultRate: (rate) => {
       faultRate = rate;
+    },
+    setLatency: (ms) => {
+      latencyMs = ms;
     },
     setRefused: (methods) => {
       refused = new Set(methods);

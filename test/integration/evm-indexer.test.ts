@@ -232,6 +232,8 @@ describe('EVM indexer against a real Hardhat node (SQLite, separate indexer proc
       await new Promise((r) => setTimeout(r, 100 * round));
       await proc.stop('SIGKILL');
     }
+    // The last run only has to finish: without the latency that made the kills land mid-range.
+    proxy!.setLatency(0);
     const final = w.startIndexer();
     for (const p of payments) {
       await w.waitStatus(p.id, ['COMPLETED'], 60_000).catch((err: unknown) => {
