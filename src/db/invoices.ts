@@ -11,7 +11,7 @@ import { inTransaction } from './transaction.ts';
 import type { Dialect } from './orm.ts';
 import { formatReferenceId, referenceDay } from '../domain/reference-id.ts';
 import { newId } from '../domain/ids.ts';
-import { dateOf, jsonOf, nullableDate, rawQuery, readRow, toDb, type NativeSqlite, type SqlValue } from './raw-sql.ts';
+import { dateOf, jsonOf, nullableDate, rawQuery, readApplyingExpiry, readRow, toDb, type NativeSqlite, type SqlValue } from './raw-sql.ts';
 import { LIVE_PAYMENT_STATUSES, type InvoiceStatus } from '../domain/lifecycle.ts';
 
 export interface CreateInvoiceInput {
@@ -210,14 +210,13 @@ function snapshotOf(r: SnapshotRow): InvoiceSnapshot {
  * them exactly as before and the row is read again, so this never shows what loadInvoice would not.
  */
 export async function readInvoice(db: Database, invoiceId: string, merchantId: string | null, now = new Date()): Promise<InvoiceSnapshot> {
-  const read = () => readRow<SnapshotRow>(db, merchantId ? SNAPSHOT_SCOPED_SQL : SNAPSHOT_SQL, merchantId ? [now, now, invoiceId, merchantId] : [now, now, invoiceId]);
-  let row = await read();
-  if (!row) throw new GatewayError('INVOICE_NOT_FOUND', 'Invoice not found');
-  if (Number(row.due) === 1 || row.due === true) {
-    await loadInvoice(db, invoiceId, merchantId, now);
-    row = await read();
-    if (!row) throw new GatewayError('INVOICE_NOT_FOUND', 'Invoice not found');
-  }
+  const row = await readApplyingExpiry(
+    () => readRow<SnapshotRow>(db, merchantId ? SNAPSHOT_SCOPED_SQL : SNAPSHOT_SQL, merchantId ? [now, now, invoiceId, merchantId] : [now, now, invoiceId]),
+    () => loadInvoice(db, invoiceId, merchantId, now),
+    () => {
+      throw new GatewayError('INVOICE_NOT_FOUND', 'Invoice not found');
+    },
+  );
   return snapshotOf(row);
 }
 

@@ -1,7 +1,7 @@
 import type { FilterQuery } from '@mikro-orm/core';
 import { GatewayError } from '../domain/errors.ts';
 import type { PaymentStatus } from '../domain/lifecycle.ts';
-import { boolOf, dateOf, nullableDate, readRow } from './raw-sql.ts';
+import { boolOf, dateOf, nullableDate, readApplyingExpiry, readRow } from './raw-sql.ts';
 import { Payment, type PaymentMethod, type PaymentType } from './entities/payment.entity.ts';
 import { applyExpiry, closableWindows, expiryDue } from './expiry.ts';
 import type { Database } from './orm.ts';
@@ -155,13 +155,12 @@ function buyerPaymentOf(r: BuyerPaymentRow): BuyerPayment {
  * shows a payment live that the list or the gateway would show EXPIRED.
  */
 export async function readBuyerPayment(db: Database, paymentId: string, now = new Date()): Promise<BuyerPayment> {
-  const read = () => readRow<BuyerPaymentRow>(db, BUYER_PAYMENT_SQL, [now, paymentId]);
-  let row = await read();
-  if (!row) throw new GatewayError('PAYMENT_NOT_FOUND', 'Payment not found');
-  if (Number(row.due) === 1 || row.due === true) {
-    await loadPayment(db, paymentId, null, now);
-    row = await read();
-    if (!row) throw new GatewayError('PAYMENT_NOT_FOUND', 'Payment not found');
-  }
+  const row = await readApplyingExpiry(
+    () => readRow<BuyerPaymentRow>(db, BUYER_PAYMENT_SQL, [now, paymentId]),
+    () => loadPayment(db, paymentId, null, now),
+    () => {
+      throw new GatewayError('PAYMENT_NOT_FOUND', 'Payment not found');
+    },
+  );
   return buyerPaymentOf(row);
 }

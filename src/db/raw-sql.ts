@@ -92,6 +92,18 @@ export async function readRow<R>(db: Database, sql: string, params: SqlValue[]):
   return rows[0];
 }
 
+/**
+ * A buyer read whose row carries a `due` flag (the expiry rules may change it now, by the wall
+ * clock): when due, `apply` runs the exact rules in their transaction and the row is read again.
+ * `missing` throws the read's not-found error.
+ */
+export async function readApplyingExpiry<R extends { due: number | boolean }>(read: () => Promise<R | undefined>, apply: () => Promise<unknown>, missing: () => never): Promise<R> {
+  const row = (await read()) ?? missing();
+  if (Number(row.due) !== 1 && row.due !== true) return row;
+  await apply();
+  return (await read()) ?? missing();
+}
+
 interface PgPool {
   query(q: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
 }
