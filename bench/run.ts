@@ -13,11 +13,12 @@
 //   npm run bench -- --rss 100000 --db sqlite            # RSS of serve after 100,000 signed creations
 //   npm run bench -- --rss 100000 --node-options=--max-old-space-size=64   # the same with a heap cap
 // PostgreSQL comes from CHAINGATE_TEST_DATABASE_URL (default postgres://root@127.0.0.1:5432/postgres).
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, execSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { HDNodeWallet, Mnemonic } from 'ethers';
 import { parseArgs } from 'node:util';
+import { allocatorEnv } from '../bin/allocator.mjs';
 import { signRequest } from '../src/sdk/sign-request.ts';
 import { runCli } from '../test/helpers/cli.ts';
 import { createTestDatabase, type DialectName, type TestDatabase } from '../test/helpers/databases.ts';
@@ -37,6 +38,7 @@ const { values: flags } = parseArgs({
     only: { type: 'string' },
     profile: { type: 'string' },
     rss: { type: 'string' },
+    smaps: { type: 'string' },
     'node-options': { type: 'string' },
   },
 });
@@ -92,7 +94,9 @@ async function prepare(dialect: DialectName, poolSize: number): Promise<{ tdb: T
 
 function spawnBare(url: string): Promise<{ child: ChildProcess; url: string }> {
   const profile = flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${flags.profile}/bare`] : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', new URL('./bare-server.ts', import.meta.url).pathname, url, MASTER_KEY], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // The same allocator as `chaingate serve` picks for itself (bin/allocator.mjs), so the ratio compares code.
+  const env = allocatorEnv(process.env) ?? process.env;
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', new URL('./bare-server.ts', import.meta.url).pathname, url, MASTER_KEY], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (b: Buffer) => {
@@ -208,6 +212,7 @@ async function rssRun(dialect: DialectName, n: number): Promise<void> {
   const t = await startTarget((flags.only as Target['name'] | undefined) ?? 'chaingate', dialect, 10);
   try {
     const before = rssMb(t.pid);
+    if (typeof flags.smaps === 'string') writeFileSync(`${flags.smaps}.idle`, readFileSync(`/proc/${t.pid}/smaps`));
     let done = 0;
     const started = Date.now();
     const r = await drive({
@@ -220,6 +225,9 @@ async function rssRun(dialect: DialectName, n: number): Promise<void> {
     const after = rssMb(t.pid);
     await new Promise((res) => setTimeout(res, 10_000));
     console.log(`${dialect}: ${r.requests} signed creations (${fmt(r)}); serve RSS ${before.toFixed(0)} MB before, ${after.toFixed(0)} MB after, ${rssMb(t.pid).toFixed(0)} MB 10 s later (${memoryParts(t.pid)})`);
+    if (process.env.PAGEMAP) console.log(execSync(`python3 /tmp/pagemap.py ${t.pid}`).toString());
+    if (process.env.HEAPSNAP) { process.kill(t.pid, 'SIGUSR2'); await new Promise((res) => setTimeout(res, 15_000)); }
+    if (typeof flags.smaps === 'string') writeFileSync(flags.smaps, readFileSync(`/proc/${t.pid}/smaps`));
   } finally {
     await t.stop();
     await t.tdb.drop();

@@ -1,9 +1,10 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { JEMALLOC_PATHS } from '../../bin/allocator.mjs';
 import { signRequest } from '../../src/sdk/sign-request.ts';
 import { runCli } from '../helpers/cli.ts';
 import { createTestDatabase, skipUnless } from '../helpers/databases.ts';
@@ -63,6 +64,45 @@ describe('chaingate serve as a real process', () => {
     assert.equal(finished.status, 201, finished.text);
     assert.equal(await serve.exited, 0, serve.output());
     assert.match(serve.output(), /shutting down gracefully/);
+  });
+});
+
+describe('the allocator of the long-running commands', () => {
+  const jemalloc = JEMALLOC_PATHS.some((p) => existsSync(p));
+  const environ = (pid: number) => new Map(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+  const mapsJemalloc = (pid: number) => readFileSync(`/proc/${pid}/maps`, 'utf8').includes('libjemalloc');
+
+  test('serve starts itself again once (same pid) on jemalloc when the system has it, else on glibc with two arenas; CHAINGATE_MALLOC=system keeps it as is', { skip: process.platform !== 'linux' }, async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'cg-malloc-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    // Empty values stand for unset, whatever the test runner's own environment holds.
+    const env = { CHAINGATE_DATABASE_URL: `sqlite:${join(dir, 'chaingate.db')}`, LD_PRELOAD: '', MALLOC_CONF: '', MALLOC_ARENA_MAX: '' };
+
+    const auto = await spawnServe(env);
+    try {
+      const vars = environ(auto.child.pid!);
+      assert.equal(vars.get('CHAINGATE_MALLOC_SET'), jemalloc ? 'jemalloc' : 'glibc');
+      assert.equal(mapsJemalloc(auto.child.pid!), jemalloc);
+      if (jemalloc) assert.match(vars.get('MALLOC_CONF') ?? '', /background_thread:true/);
+      else assert.equal(vars.get('MALLOC_ARENA_MAX'), '2');
+      assert.equal((await fetch(`${auto.url}/checkout/api/v1/invoices/inv_unknown`)).status, 404);
+    } finally {
+      assert.equal(await auto.stop(), 0);
+    }
+
+    const system = await spawnServe({ ...env, CHAINGATE_MALLOC: 'system' });
+    try {
+      const vars = environ(system.child.pid!);
+      assert.equal(vars.has('CHAINGATE_MALLOC_SET'), false);
+      assert.equal(vars.get('MALLOC_ARENA_MAX'), '');
+      assert.equal(mapsJemalloc(system.child.pid!), false);
+    } finally {
+      assert.equal(await system.stop(), 0);
+    }
+
+    const bad = await runCli(['serve'], { ...env, CHAINGATE_MALLOC: 'tcmalloc' });
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /CHAINGATE_MALLOC must be auto, jemalloc or system, not "tcmalloc"/);
   });
 });
 

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, STATUS_CODES } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type HTTPMethods, type RouteHandlerMethod } from 'fastify';
 import { ERROR_STATUS, GatewayError, type ErrorCode } from '../../domain/errors.ts';
 import type { Logger } from '../../logger.ts';
+import { http } from '../../node-http.ts';
 import { errorBody } from './envelope.ts';
 
 declare module 'fastify' {
@@ -46,7 +46,7 @@ export function createHttpApp(options: AppOptions): FastifyInstance {
     // Node checks request and header timeouts every connectionsCheckingInterval (30 s by default):
     // checked every second, a slow client is cut off close to the configured time.
     serverFactory: (handler) =>
-      createServer(
+      http.createServer(
         { connectionsCheckingInterval: 1000, requestTimeout: options.requestTimeoutMs ?? 30_000, headersTimeout: options.headersTimeoutMs ?? 10_000 },
         handler,
       ),
@@ -67,7 +67,7 @@ export function createHttpApp(options: AppOptions): FastifyInstance {
       const status = ERROR_STATUS[code];
       const id = requestId();
       const body = JSON.stringify(errorBody(id, code, message));
-      socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`);
+      socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`);
     },
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     // Malformed URLs and the like never reach the error handler; give them the envelope too.

@@ -1,6 +1,7 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { http } from '../../node-http.ts';
 import type { Readiness } from '../health.ts';
 
 export interface MetricsServer {
@@ -13,7 +14,7 @@ export interface MetricsServer {
  * the reasons otherwise) on a listener of their own, apart from the public port.
  */
 export async function startMetricsServer(options: { host: string; port: number; registry: Registry; ready?: () => Promise<Readiness> }): Promise<MetricsServer> {
-  const server: Server = createServer((req, res) => {
+  const server: Server = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     if (req.method !== 'GET' && req.method !== 'HEAD') return void json(405, { error: 'GET only' });

@@ -1,7 +1,8 @@
-import http from 'node:http';
+import type { Agent } from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { http } from '../../node-http.ts';
 import { assertConnectedAddressAllowed, guardedLookup, normalizeHost, refuseLiteralHost, type Resolver, SsrfError } from './ssrf-guard.ts';
 
 // One webhook HTTP attempt with node:http/https rather than fetch, for exact control of the DNS
@@ -20,7 +21,7 @@ export interface PostInput {
   /** Tests: a fake DNS. */
   resolver?: Resolver;
   /** Tests: an agent to observe connection attempts. Default: a fresh connection per attempt. */
-  agent?: http.Agent;
+  agent?: Agent;
 }
 
 export interface PostResult {

@@ -1,0 +1,4 @@
+// Types of bin/allocator.mjs for the TypeScript callers (the bench, the tests).
+export declare const JEMALLOC_PATHS: readonly string[];
+/** The environment to start the process again with, or null to keep it as it is. Throws on a bad CHAINGATE_MALLOC. */
+export declare function allocatorEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv | null;
