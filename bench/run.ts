@@ -12,8 +12,10 @@
 //   npm run bench -- --routes create --profile /tmp/prof # CPU profile of the serve process (--cpu-prof)
 //   npm run bench -- --rss 100000 --db sqlite            # RSS of serve after 100,000 signed creations
 //   npm run bench -- --rss 100000 --node-options=--max-old-space-size=64   # the same with a heap cap
+//   npm run bench -- --rss 100000 --smaps /tmp/serve.smaps   # also /proc/PID/smaps at idle (.idle) and after
+//   CHAINGATE_MALLOC=system npm run bench -- --rss 100000  # on glibc's malloc (both servers take the same allocator)
 // PostgreSQL comes from CHAINGATE_TEST_DATABASE_URL (default postgres://root@127.0.0.1:5432/postgres).
-import { spawn, execSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { HDNodeWallet, Mnemonic } from 'ethers';
@@ -117,7 +119,8 @@ async function startTarget(name: Target['name'], dialect: DialectName, poolSize:
   }
   const nodeOptions = [flags.profile ? `--cpu-prof --cpu-prof-dir=${flags.profile}/chaingate` : '', flags['node-options'] ?? ''].join(' ').trim();
   const profileEnv: Record<string, string> = nodeOptions ? { NODE_OPTIONS: nodeOptions } : {};
-  const serve = await spawnServe({ ...env, ...profileEnv });
+  const malloc: Record<string, string> = process.env.CHAINGATE_MALLOC ? { CHAINGATE_MALLOC: process.env.CHAINGATE_MALLOC } : {};
+  const serve = await spawnServe({ ...env, ...profileEnv, ...malloc });
   return { name, url: serve.url, creds, pid: serve.child.pid!, tdb, invoices: [], payments: [], checkedOut: 0, stop: () => serve.stop() };
 }
 
@@ -200,12 +203,16 @@ function rssMb(pid: number): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
-/** The RSS split: anonymous memory (the heaps: V8's and malloc's, main thread's `[heap]` apart) and mapped files. */
+/** The RSS split: anonymous memory (V8's heap and malloc's; glibc's main-thread `[heap]` apart), mapped files, and the allocator. */
 function memoryParts(pid: number): string {
   const kb = (re: RegExp, text: string): number => Number(re.exec(text)?.[1] ?? NaN) / 1024;
   const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
-  const brk = kb(/\[heap\]\n(?:.*\n)*?Rss:\s+(\d+) kB/, readFileSync(`/proc/${pid}/smaps`, 'utf8'));
-  return `anonymous ${kb(/Anonymous:\s+(\d+) kB/, rollup).toFixed(0)} MB of which malloc's main heap ${brk.toFixed(0)} MB, files ${kb(/Rss:\s+(\d+) kB/, rollup) - kb(/Anonymous:\s+(\d+) kB/, rollup) > 0 ? (kb(/Rss:\s+(\d+) kB/, rollup) - kb(/Anonymous:\s+(\d+) kB/, rollup)).toFixed(0) : '?'} MB`;
+  const smaps = readFileSync(`/proc/${pid}/smaps`, 'utf8');
+  const anonymous = kb(/Anonymous:\s+(\d+) kB/, rollup);
+  const files = kb(/Rss:\s+(\d+) kB/, rollup) - anonymous;
+  const brk = kb(/\[heap\]\n(?:.*\n)*?Rss:\s+(\d+) kB/, smaps);
+  const allocator = smaps.includes('libjemalloc') ? 'jemalloc' : 'glibc malloc';
+  return `anonymous ${anonymous.toFixed(0)} MB${Number.isNaN(brk) ? '' : ` of which malloc's main heap ${brk.toFixed(0)} MB`}, files ${files.toFixed(0)} MB, ${allocator}`;
 }
 
 async function rssRun(dialect: DialectName, n: number): Promise<void> {
@@ -225,8 +232,6 @@ async function rssRun(dialect: DialectName, n: number): Promise<void> {
     const after = rssMb(t.pid);
     await new Promise((res) => setTimeout(res, 10_000));
     console.log(`${dialect}: ${r.requests} signed creations (${fmt(r)}); serve RSS ${before.toFixed(0)} MB before, ${after.toFixed(0)} MB after, ${rssMb(t.pid).toFixed(0)} MB 10 s later (${memoryParts(t.pid)})`);
-    if (process.env.PAGEMAP) console.log(execSync(`python3 /tmp/pagemap.py ${t.pid}`).toString());
-    if (process.env.HEAPSNAP) { process.kill(t.pid, 'SIGUSR2'); await new Promise((res) => setTimeout(res, 15_000)); }
     if (typeof flags.smaps === 'string') writeFileSync(flags.smaps, readFileSync(`/proc/${t.pid}/smaps`));
   } finally {
     await t.stop();
