@@ -1,18 +1,16 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkoutInvoice } from '../../src/daemon/checkout.ts';
 import { IndexerCursor } from '../../src/db/entities/indexer-cursor.entity.ts';
 import { Invoice } from '../../src/db/entities/invoice.entity.ts';
 import { ObservedTransfer } from '../../src/db/entities/observed-transfer.entity.ts';
-import { Payment } from '../../src/db/entities/payment.entity.ts';
 import { runCli } from '../helpers/cli.ts';
-import { startTestDaemon } from '../helpers/daemon.ts';
-import { spawnIndexer, waitFor, writeConfigFile } from '../helpers/indexer-process.ts';
+import { waitFor, writeConfigFile } from '../helpers/indexer-process.ts';
 import { createHttpClient } from '../../src/indexers/http-client.ts';
 import { createSolanaSource } from '../../src/indexers/solana/solana-source.ts';
 import { associatedTokenAccounts } from '../../src/indexers/solana/token-accounts.ts';
 import { createLogger } from '../../src/logger.ts';
 import { key, startSolanaSim, TOKEN_2022_PROGRAM } from '../helpers/solana-sim.ts';
+import { startSolanaWorld } from '../helpers/solana-world.ts';
 
 describe('solana indexer against a JSON-RPC cluster (separate indexer process)', () => {
   test('SOL and USDC deposits, skipped slots, failed transactions, lookup tables and a fork switch', async (t) => {
@@ -20,28 +18,7 @@ describe('solana indexer against a JSON-RPC cluster (separate indexer process)',
     t.after(() => sim.close());
     for (let i = 0; i < 5; i++) sim.produce();
     const mint = key();
-    const chains = { solana: { mainnet: { rpcUrl: sim.url, blockTimeMs: 400, confirmations: 3, tokens: { USDC: { address: mint, decimals: 6 } } } } };
-    const indexer = { minPollMs: 200, maxBlocksPerRange: 10, leaseSeconds: 5, rpcTimeoutMs: 1000 };
-    const d = await startTestDaemon(t, 'sqlite', { chains, indexer });
-    const env = { CHAINGATE_DATABASE_URL: d.common.config.database.url, CHAINGATE_MASTER_KEY: 't'.repeat(64), CHAINGATE_CONFIG: writeConfigFile({ chains, indexer }) };
-    await d.seedPool('solana', Array.from({ length: 10 }, key));
-    const proc = spawnIndexer(['solana'], env);
-    t.after(() => proc.stop('SIGKILL'));
-    await waitFor('indexer start', async () => proc.output().includes('indexer started'), 20_000);
-
-    const open = async (coin: 'SOL' | 'USDC') => {
-      const inv = await d.signed('POST', '/api/v1/invoices', { orderId: `o-${Math.random()}`, amount: '2500', currency: 'USD' });
-      // The buyer's hosted checkout: the public route the payment page calls.
-      const co = await d.plain('POST', `/checkout/api/v1/invoices/${inv.json.data.id}/checkout`, { blockchain: 'solana', cryptoCurrency: coin });
-      assert.equal(co.status, 201, co.text);
-      return d.common.db.em().findOneOrFail(Payment, { id: co.json.data.payment.id });
-    };
-    const payment = (id: string) => d.common.db.em().findOneOrFail(Payment, { id });
-    const waitStatus = (id: string, statuses: string[]) =>
-      waitFor(`payment in ${statuses.join('/')}`, async () => {
-        const p = await payment(id);
-        return statuses.includes(p.status) ? p : null;
-      });
+    const { d, env, indexerConfig: indexer, proc, open, payment, waitStatus } = await startSolanaWorld(t, { dialect: 'sqlite', rpcUrl: sim.url, mint, confirmations: 3, maxBlocksPerRange: 10, rpcTimeoutMs: 1000, poolSize: 10 });
 
     await t.test('a SOL transfer completes after the confirmations; a failed one is ignored', async () => {
       const p = await open('SOL');
@@ -197,27 +174,16 @@ describe('solana indexer against a JSON-RPC cluster (separate indexer process)',
     t.after(() => sim.close());
     for (let i = 0; i < 3; i++) sim.produce();
     const mint = key();
-    const chains = { solana: { mainnet: { rpcUrl: sim.url, blockTimeMs: 400, confirmations: 2, mode: 'addresses', tokens: { USDC: { address: mint, decimals: 6 } } } } };
-    const indexer = { minPollMs: 200, maxBlocksPerRange: 50, leaseSeconds: 5, rpcTimeoutMs: 1000 };
-    const d = await startTestDaemon(t, 'sqlite', { chains, indexer });
-    const env = { CHAINGATE_DATABASE_URL: d.common.config.database.url, CHAINGATE_MASTER_KEY: 't'.repeat(64), CHAINGATE_CONFIG: writeConfigFile({ chains, indexer }) };
-    await d.seedPool('solana', Array.from({ length: 3 }, key));
-    const proc = spawnIndexer(['solana'], env);
-    t.after(() => proc.stop('SIGKILL'));
-    await waitFor('indexer start', async () => proc.output().includes('indexer started'), 20_000);
-    const open = async (coin: 'SOL' | 'USDC') => {
-      const inv = await d.signed('POST', '/api/v1/invoices', { orderId: `a-${Math.random()}`, amount: '2500', currency: 'USD' });
-      return (await checkoutInvoice(d.daemon.deps, { invoiceId: inv.json.data.id, merchantId: null, blockchain: 'solana', cryptoCurrency: coin, testnet: false, method: 'direct' })).payment;
-    };
-    const sol = await open('SOL');
-    const usdc = await open('USDC');
+    const { d, proc, openDirect, payment } = await startSolanaWorld(t, { dialect: 'sqlite', rpcUrl: sim.url, mint, confirmations: 2, mode: 'addresses', maxBlocksPerRange: 50, rpcTimeoutMs: 1000, poolSize: 3 });
+    const sol = await openDirect('SOL');
+    const usdc = await openDirect('USDC');
     const [ata] = await associatedTokenAccounts(usdc.address, mint);
     sim.produce({ filler: 50, sol: [{ to: sol.address, lamports: 166_666_667n }], tokens: [{ owner: usdc.address, mint, amount: 25_000_000n, account: ata }] });
     for (let i = 0; i < 3; i++) sim.produce();
     for (const id of [sol.id, usdc.id]) {
-      await waitFor('completed', async () => (await d.common.db.em().findOneOrFail(Payment, { id }, { refresh: true })).status === 'COMPLETED', 30_000);
+      await waitFor('completed', async () => (await payment(id)).status === 'COMPLETED', 30_000);
     }
-    assert.equal((await d.common.db.em().findOneOrFail(Payment, { id: usdc.id })).receivedAmount, '25');
+    assert.equal((await payment(usdc.id)).receivedAmount, '25');
     assert.equal(sim.stats.calls.getBlock !== undefined && sim.stats.calls.getBlock < 40, true, `few getBlock calls: ${sim.stats.calls.getBlock}`);
     assert.ok((sim.stats.calls.getSignaturesForAddress ?? 0) > 0);
     assert.equal(await proc.stop('SIGTERM'), 0);

@@ -1,14 +1,12 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkoutInvoice } from '../../src/daemon/checkout.ts';
 import { Invoice } from '../../src/db/entities/invoice.entity.ts';
 import { ObservedTransfer } from '../../src/db/entities/observed-transfer.entity.ts';
 import { Payment } from '../../src/db/entities/payment.entity.ts';
 import { skipUnless } from '../helpers/databases.ts';
-import { startTestDaemon } from '../helpers/daemon.ts';
-import { spawnIndexer, waitFor, writeConfigFile } from '../helpers/indexer-process.ts';
+import { waitFor } from '../helpers/indexer-process.ts';
 import { startLitesvmCluster } from '../helpers/litesvm-cluster.ts';
-import { key } from '../helpers/solana-sim.ts';
+import { startSolanaWorld } from '../helpers/solana-world.ts';
 
 // The Solana reader end to end on transactions Solana's real SVM executed (litesvm: the System,
 // SPL Token, Token-2022, Associated Token Account and Address Lookup Table programs), served in
@@ -17,7 +15,6 @@ import { key } from '../helpers/solana-sim.ts';
 // transaction, a new associated token account, a look-alike mint or a lookup-table recipient is
 // what the runtime did, not what our reader expects.
 
-const MASTER_KEY = 't'.repeat(64);
 const SOL_25_USD = 166_666_667n; // 25.00 USD at 150 USD/SOL, rounded up to 9 decimals
 
 describe('solana indexer over litesvm (real SVM transactions, separate indexer process)', () => {
@@ -25,28 +22,7 @@ describe('solana indexer over litesvm (real SVM transactions, separate indexer p
     const cluster = await startLitesvmCluster();
     t.after(() => cluster.close());
     cluster.mine(3);
-    const chains = { solana: { mainnet: { rpcUrl: cluster.url, blockTimeMs: 400, confirmations: 3, tokens: { USDC: { address: cluster.usdc.address, decimals: 6 } } } } };
-    const indexer = { minPollMs: 200, maxBlocksPerRange: 20, leaseSeconds: 5, rpcTimeoutMs: 2000 };
-    const d = await startTestDaemon(t, 'sqlite', { chains, indexer });
-    const env = { CHAINGATE_DATABASE_URL: d.common.config.database.url, CHAINGATE_MASTER_KEY: MASTER_KEY, CHAINGATE_CONFIG: writeConfigFile({ chains, indexer }) };
-    await d.seedPool('solana', Array.from({ length: 5 }, key));
-    const proc = spawnIndexer(['solana'], env);
-    t.after(() => proc.stop('SIGKILL'));
-    await waitFor('indexer start', async () => proc.output().includes('indexer started'), 20_000);
-
-    const open = async (coin: 'SOL' | 'USDC') => {
-      const inv = await d.signed('POST', '/api/v1/invoices', { orderId: `l-${Math.random()}`, amount: '2500', currency: 'USD' });
-      // The buyer's hosted checkout: the public route the payment page calls.
-      const co = await d.plain('POST', `/checkout/api/v1/invoices/${inv.json.data.id}/checkout`, { blockchain: 'solana', cryptoCurrency: coin });
-      assert.equal(co.status, 201, co.text);
-      return d.common.db.em().findOneOrFail(Payment, { id: co.json.data.payment.id });
-    };
-    const payment = (id: string) => d.common.db.em().findOneOrFail(Payment, { id }, { refresh: true });
-    const waitStatus = (id: string, statuses: string[]) =>
-      waitFor(`payment in ${statuses.join('/')}`, async () => {
-        const p = await payment(id);
-        return statuses.includes(p.status) ? p : null;
-      });
+    const { d, proc, open, payment, waitStatus } = await startSolanaWorld(t, { dialect: 'sqlite', rpcUrl: cluster.url, mint: cluster.usdc.address, confirmations: 3, maxBlocksPerRange: 20, rpcTimeoutMs: 2000, poolSize: 5 });
     const credits = (txHash: string) => d.common.db.em().count(ObservedTransfer, { txHash, status: 'CREDITED' });
 
     await t.test('a SOL transfer is detected, counts its confirmations and completes on the finalized slot; a failed one, rolled back by the runtime, is not credited', async () => {
@@ -124,20 +100,9 @@ describe('solana indexer over litesvm (real SVM transactions, separate indexer p
     t.after(() => cluster.close());
     cluster.mine(3);
     // The configured mint lives under Token-2022: its deposits land in the owner's Token-2022 associated token account.
-    const chains = { solana: { mainnet: { rpcUrl: cluster.url, blockTimeMs: 400, confirmations: 2, mode: 'addresses', tokens: { USDC: { address: cluster.usdc2022.address, decimals: 6 } } } } };
-    const indexer = { minPollMs: 200, maxBlocksPerRange: 50, leaseSeconds: 5, rpcTimeoutMs: 2000 };
-    const d = await startTestDaemon(t, 'postgresql', { chains, indexer });
-    const env = { CHAINGATE_DATABASE_URL: d.common.config.database.url, CHAINGATE_MASTER_KEY: MASTER_KEY, CHAINGATE_CONFIG: writeConfigFile({ chains, indexer }) };
-    await d.seedPool('solana', Array.from({ length: 3 }, key));
-    const proc = spawnIndexer(['solana'], env);
-    t.after(() => proc.stop('SIGKILL'));
-    await waitFor('indexer start', async () => proc.output().includes('indexer started'), 20_000);
-    const open = async (coin: 'SOL' | 'USDC') => {
-      const inv = await d.signed('POST', '/api/v1/invoices', { orderId: `la-${Math.random()}`, amount: '2500', currency: 'USD' });
-      return (await checkoutInvoice(d.daemon.deps, { invoiceId: inv.json.data.id, merchantId: null, blockchain: 'solana', cryptoCurrency: coin, testnet: false, method: 'direct' })).payment;
-    };
-    const sol = await open('SOL');
-    const usdc = await open('USDC');
+    const { d, proc, openDirect, payment } = await startSolanaWorld(t, { dialect: 'postgresql', rpcUrl: cluster.url, mint: cluster.usdc2022.address, confirmations: 2, mode: 'addresses', maxBlocksPerRange: 50, rpcTimeoutMs: 2000, poolSize: 3 });
+    const sol = await openDirect('SOL');
+    const usdc = await openDirect('USDC');
     const failed = await cluster.sendSolThenFail(sol.address, SOL_25_USD);
     const ok = await cluster.sendSol(sol.address, SOL_25_USD);
     const token = await cluster.sendToken(cluster.usdc2022, usdc.address, 25_000_000n);
@@ -145,7 +110,7 @@ describe('solana indexer over litesvm (real SVM transactions, separate indexer p
     cluster.seal();
     cluster.mine(3);
     for (const id of [sol.id, usdc.id]) {
-      await waitFor('completed', async () => (await d.common.db.em().findOneOrFail(Payment, { id }, { refresh: true })).status === 'COMPLETED', 20_000);
+      await waitFor('completed', async () => (await payment(id)).status === 'COMPLETED', 20_000);
     }
     const em = d.common.db.em();
     assert.equal((await em.findOneOrFail(Payment, { id: sol.id })).transactionHash, ok.signature);
