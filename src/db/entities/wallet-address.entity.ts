@@ -8,7 +8,9 @@ export type WalletStatus = (typeof WALLET_STATUSES)[number];
 const WalletAddressSchema = defineEntity({
   name: 'WalletAddress',
   uniques: [{ properties: ['chain', 'isTestnet', 'address'] }],
-  indexes: [{ properties: ['chain', 'isTestnet', 'status', 'derivationIndex'] }],
+  // The lease's whole order (derivation index, then created_at and id for list-file addresses), so
+  // PostgreSQL reads the first free row off the index instead of sorting the pool (docs/wallets.md).
+  indexes: [{ properties: ['chain', 'isTestnet', 'status', 'derivationIndex', 'createdAt', 'id'] }],
   properties: {
     id: idProperty(),
     chain: p.string().length(32),
