@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, onResponseHookHandler } from 'fastify';
 import type { Common } from '../common.ts';
 import { sweepExpired } from '../db/expiry.ts';
 import { purgeExpiredKeys } from '../db/idempotency.ts';
@@ -42,8 +42,17 @@ export async function buildDaemonApp(deps: DaemonDeps, metrics?: DaemonMetrics):
     headersTimeoutMs: config.server.headersTimeoutMs,
   });
   if (metrics) {
+    // Each route counts its own requests under its path, known here once (req.routeOptions builds
+    // an object on every read, docs/performance.md); requests no route matched count as 'unmatched'.
+    app.addHook('onRoute', (route) => {
+      const observe: onResponseHookHandler = (req, reply, done) => {
+        metrics.observeRequest(route.url, req.method, reply.statusCode, reply.elapsedTime / 1000);
+        done();
+      };
+      route.onResponse = [...[route.onResponse ?? []].flat(), observe];
+    });
     app.addHook('onResponse', (req, reply, done) => {
-      metrics.observeRequest(req.routeOptions.url ?? 'unmatched', req.method, reply.statusCode, reply.elapsedTime / 1000);
+      if (req.is404) metrics.observeRequest('unmatched', req.method, reply.statusCode, reply.elapsedTime / 1000);
       done();
     });
   }

@@ -174,15 +174,18 @@ const LIVE_LIST = LIVE_PAYMENT_STATUSES.map((s) => `'${s}'`).join(', ');
  * expiresAt, or a PAYMENT_PENDING one with a PENDING payment past its window (one probe of the
  * payment(invoice_id) index). loadInvoice then decides exactly (closableWindows: at the chain's time).
  */
-const SNAPSHOT_SELECT = `select i.id, i.reference_id, i.merchant_id, i.amount, i.currency, i.description, i.status, i.customer_email, i.customer_name,
+const SNAPSHOT_SELECT = (live: string) => `select i.id, i.reference_id, i.merchant_id, i.amount, i.currency, i.description, i.status, i.customer_email, i.customer_name,
     i.return_url, i.cancel_url, i.expires_at, i.viewed_at, i.paid_at, m.name as merchant_name, m.accepted_chains, m.accepted_currencies,
-    case when exists (select 1 from payment p where p.invoice_id = i.id and p.status in (${LIVE_LIST})) then 1 else 0 end as live,
+    ${live} as live,
     case when (i.status = 'OPEN' and i.expires_at <= ?)
       or (i.status = 'PAYMENT_PENDING' and exists (select 1 from payment p where p.invoice_id = i.id and p.status = 'PENDING' and p.expires_at <= ?))
       then 1 else 0 end as due
   from invoice i join merchant_point m on m.id = i.merchant_id`;
-const SNAPSHOT_SQL = `${SNAPSHOT_SELECT} where i.id = ?`;
-const SNAPSHOT_SCOPED_SQL = `${SNAPSHOT_SELECT} where i.id = ? and i.merchant_id = ?`;
+const LIVE_PROBE = `case when exists (select 1 from payment p where p.invoice_id = i.id and p.status in (${LIVE_LIST})) then 1 else 0 end`;
+const SNAPSHOT_SQL = `${SNAPSHOT_SELECT(LIVE_PROBE)} where i.id = ?`;
+const SNAPSHOT_SCOPED_SQL = `${SNAPSHOT_SELECT(LIVE_PROBE)} where i.id = ? and i.merchant_id = ?`;
+/** The buyer's invoice read shows no live-payment flag, so it skips that probe. */
+const PUBLIC_SNAPSHOT_SQL = `${SNAPSHOT_SELECT('0')} where i.id = ?`;
 
 function snapshotOf(r: SnapshotRow): InvoiceSnapshot {
   return {
@@ -210,14 +213,22 @@ function snapshotOf(r: SnapshotRow): InvoiceSnapshot {
  * them exactly as before and the row is read again, so this never shows what loadInvoice would not.
  */
 export async function readInvoice(db: Database, invoiceId: string, merchantId: string | null, now = new Date()): Promise<InvoiceSnapshot> {
-  const row = await readApplyingExpiry(
-    () => readRow<SnapshotRow>(db, merchantId ? SNAPSHOT_SCOPED_SQL : SNAPSHOT_SQL, merchantId ? [now, now, invoiceId, merchantId] : [now, now, invoiceId]),
+  return snapshotOf(await readSnapshotRow(db, invoiceId, merchantId, merchantId ? SNAPSHOT_SCOPED_SQL : SNAPSHOT_SQL, now));
+}
+
+/** readInvoice for the buyer's page: any merchant's invoice, without hasLivePayment. */
+export async function readPublicInvoice(db: Database, invoiceId: string, now = new Date()): Promise<Omit<InvoiceSnapshot, 'hasLivePayment'>> {
+  return snapshotOf(await readSnapshotRow(db, invoiceId, null, PUBLIC_SNAPSHOT_SQL, now));
+}
+
+function readSnapshotRow(db: Database, invoiceId: string, merchantId: string | null, sql: string, now: Date): Promise<SnapshotRow> {
+  return readApplyingExpiry(
+    () => readRow<SnapshotRow>(db, sql, merchantId ? [now, now, invoiceId, merchantId] : [now, now, invoiceId]),
     () => loadInvoice(db, invoiceId, merchantId, now),
     () => {
       throw new GatewayError('INVOICE_NOT_FOUND', 'Invoice not found');
     },
   );
-  return snapshotOf(row);
 }
 
 async function findScoped(em: EntityManager, invoiceId: string, merchantId: string | null): Promise<Invoice> {

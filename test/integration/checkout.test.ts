@@ -112,7 +112,7 @@ for (const dialect of DIALECTS) {
 
       for (const id of ['doesnotexist0000000000000', 'INV-250101-001A', '..%2F..%2Fetc']) {
         const u = await d.plain('GET', `/checkout/api/v1/invoices/${id}`);
-        assert.deepEqual([u.status, u.json.error.code], [404, 'INVOICE_NOT_FOUND'], id);
+        assert.deepEqual([u.status, u.json.error.code, u.headers.get('cache-control')], [404, 'INVOICE_NOT_FOUND', 'no-store'], id);
         const s = await d.plain('GET', `/checkout/api/v1/invoices/${id}/status`);
         assert.deepEqual([s.status, s.json.error.code], [404, 'INVOICE_NOT_FOUND'], id);
         const co = await d.plain('POST', checkoutPath(id), { blockchain: 'ethereum', cryptoCurrency: 'ETH' });

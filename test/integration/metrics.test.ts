@@ -35,6 +35,8 @@ describe('metrics and health', () => {
     const created = await d.signed('POST', '/api/v1/invoices', { orderId: 'm1', amount: '2500', currency: 'USD' });
     assert.equal(created.status, 201);
     await d.signed('GET', '/api/v1/invoices/nosuchinvoice0000000000');
+    await fetch(`${d.url}/no/such/route`);
+    await fetch(`${d.url}/checkout/api/v1/invoices/nosuchinvoice0000000000`, { method: 'HEAD' });
     const em = d.common.db.em();
     em.create(IndexerCursor, { chain: 'ethereum', network: 'MAINNET', blockNumber: '100', blockHash: '0xabc', blockTime: String(Math.floor(Date.now() / 1000) - 30), headNumber: '112', finalizedNumber: '90', headSeenAt: new Date(), leaseOwner: 'x', leaseUntil: new Date(Date.now() + 60_000), lastError: null, lastErrorAt: null });
     await em.flush();
@@ -42,6 +44,9 @@ describe('metrics and health', () => {
     const text = await (await fetch(`${d.daemon.metricsUrl}/metrics`)).text();
     assert.equal(sample(text, 'chaingate_http_requests_total', { route: '/api/v1/invoices', method: 'POST', status: '201' }), 1);
     assert.equal(sample(text, 'chaingate_http_requests_total', { route: '/api/v1/invoices/:id', method: 'GET', status: '404' }), 1);
+    assert.equal(sample(text, 'chaingate_http_requests_total', { route: 'unmatched', method: 'GET', status: '404' }), 1);
+    assert.equal(sample(text, 'chaingate_http_requests_total', { route: '/checkout/api/v1/invoices/:id', method: 'HEAD', status: '404' }), 1);
+    assert.equal(sample(text, 'chaingate_http_request_duration_seconds_bucket', { route: 'unmatched', method: 'GET', status: '404', le: '+Inf' }), 1);
     assert.ok((sample(text, 'chaingate_http_request_duration_seconds_count', { route: '/api/v1/invoices', method: 'POST', status: '201' }) ?? 0) >= 1);
     assert.equal(sample(text, 'chaingate_invoices', { status: 'OPEN' }), 1);
     assert.equal(sample(text, 'chaingate_wallet_pool_free', { chain: 'ethereum', network: 'mainnet' }), 5);

@@ -4,6 +4,7 @@ import { ERROR_STATUS, GatewayError, type ErrorCode } from '../../domain/errors.
 import type { Logger } from '../../logger.ts';
 import { http } from '../../node-http.ts';
 import { errorBody } from './envelope.ts';
+import { requestLoggerFactory } from './request-logger.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -51,6 +52,8 @@ export function createHttpApp(options: AppOptions): FastifyInstance {
         handler,
       ),
     loggerInstance: options.log.child({ component: 'http' }) as FastifyBaseLogger,
+    // req.log is made on the first line written (most requests write none).
+    childLoggerFactory: requestLoggerFactory,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimit,
     trustProxy: options.trustProxy,

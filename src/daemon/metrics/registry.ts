@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { IndexerCursor } from '../../db/entities/indexer-cursor.entity.ts';
 import type { Database } from '../../db/orm.ts';
+import { registerRequestTable } from './request-table.ts';
 import { countPools } from '../../db/wallet-pool.ts';
 
 // What `serve` exposes on /metrics (Prometheus text format). Request figures are counted as they
@@ -22,14 +23,7 @@ async function countBy(db: Database, table: 'invoice' | 'payment' | 'webhook_del
 
 export function createDaemonMetrics(db: Database): DaemonMetrics {
   const registry = new Registry();
-  const requests = new Counter({ name: 'chaingate_http_requests_total', help: 'HTTP requests by route, method and status', labelNames: ['route', 'method', 'status'], registers: [registry] });
-  const duration = new Histogram({
-    name: 'chaingate_http_request_duration_seconds',
-    help: 'HTTP request duration by route, method and status',
-    labelNames: ['route', 'method', 'status'],
-    buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [registry],
-  });
+  const requests = registerRequestTable(registry, [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]);
   const limited = new Counter({ name: 'chaingate_rate_limited_total', help: 'Requests refused with 429 by route', labelNames: ['route'], registers: [registry] });
   const latency = new Histogram({
     name: 'chaingate_webhook_delivery_latency_seconds',
@@ -104,9 +98,7 @@ export function createDaemonMetrics(db: Database): DaemonMetrics {
   return {
     registry,
     observeRequest(route, method, status, seconds) {
-      const l = { route, method, status: String(status) };
-      requests.inc(l);
-      duration.observe(l, seconds);
+      requests.observe(route, method, status, seconds);
       if (status === 429) limited.inc({ route });
     },
     observeWebhookDelivered(seconds) {

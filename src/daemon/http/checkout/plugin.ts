@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { getNetwork } from '../../../chains/registry.ts';
 import { GatewayError } from '../../../domain/errors.ts';
-import { latestPayment, loadInvoice, markViewed, readInvoice } from '../../../db/invoices.ts';
+import { latestPayment, loadInvoice, markViewed, readPublicInvoice } from '../../../db/invoices.ts';
 import { readBuyerPayment } from '../../../db/payments.ts';
 import { availabilityOf } from '../../availability.ts';
 import { checkoutInvoice } from '../../checkout.ts';
@@ -10,7 +10,7 @@ import { RouteTable } from '../app.ts';
 import { sendData } from '../envelope.ts';
 import { registerRouteLimits } from '../rate-limit.ts';
 import { isIdShaped, jsonBody, parseWith } from '../validation.ts';
-import { registerCheckoutCors } from './cors.ts';
+import { checkoutCors } from './cors.ts';
 import { createIdTokenVerifier } from './id-token.ts';
 import { confirmBody, publicCheckoutBody } from './schemas.ts';
 import { checkoutPaymentView, invoiceStatusView, publicInvoiceView, publicPaymentStatusView } from './views.ts';
@@ -27,15 +27,15 @@ function idParam(req: FastifyRequest, notFound: 'INVOICE_NOT_FOUND' | 'PAYMENT_N
  */
 export async function checkoutPlugin(app: FastifyInstance, deps: DaemonDeps): Promise<void> {
   const { db, config, log } = deps.common;
-  registerCheckoutCors(app, config);
+  const cors = checkoutCors(app, config);
+  // One hook a request for the scope (docs/performance.md). Answers describe one buyer's invoice at
+  // one moment: never cached by browsers or proxies, errors and preflights included.
+  app.addHook('onRequest', (req, reply, done) => {
+    reply.header('Cache-Control', 'no-store');
+    if (!cors(req, reply)) done();
+  });
   const limit = await registerRouteLimits(app, config.rateLimit);
   const verifyIdToken = await createIdTokenVerifier(config.idToken, log);
-
-  // Answers describe one buyer's invoice at one moment: never cached by browsers or proxies.
-  app.addHook('onSend', (_req, reply, payload, done) => {
-    reply.header('Cache-Control', 'no-store');
-    done(null, payload);
-  });
 
   const routes = new RouteTable(app);
 
@@ -43,7 +43,7 @@ export async function checkoutPlugin(app: FastifyInstance, deps: DaemonDeps): Pr
     'GET',
     '/invoices/:id',
     async (req, reply) => {
-      const invoice = await readInvoice(db, idParam(req, 'INVOICE_NOT_FOUND'), null);
+      const invoice = await readPublicInvoice(db, idParam(req, 'INVOICE_NOT_FOUND'));
       if (invoice.status === 'EXPIRED') throw new GatewayError('INVOICE_EXPIRED', 'Invoice has expired');
       if (invoice.status === 'CANCELLED') throw new GatewayError('INVOICE_CANCELLED', 'Invoice was cancelled');
       if (!invoice.viewedAt) await markViewed(db, invoice.id);
