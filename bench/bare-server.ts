@@ -13,6 +13,7 @@ import { createSecretBox } from '../src/domain/secret-box.ts';
 import { newId } from '../src/domain/ids.ts';
 import { formatReferenceId, referenceDay } from '../src/domain/reference-id.ts';
 import { priceInvoice } from '../src/domain/pricing.ts';
+import { paymentUri } from '../src/daemon/http/checkout/payment-uri.ts';
 import { createPeggedRateSource, createStaticRateSource, DEFAULT_PEGS } from '../src/domain/rate-source.ts';
 
 const [url, masterKey] = process.argv.slice(2) as [string, string];
@@ -44,7 +45,7 @@ interface Store {
   invoiceForCheckout(id: string, m: string): Promise<{ amount: string; currency: string } | undefined>;
   checkout(m: string, key: string, fp: string, invoiceId: string, amount: string, pricing: unknown, now: Date, requestId: string): Promise<{ status: number; body: string }>;
   publicInvoice(id: string, now: Date): Promise<Record<string, unknown> | undefined>;
-  paymentStatus(id: string): Promise<Record<string, unknown> | undefined>;
+  paymentStatus(id: string, now: Date): Promise<Record<string, unknown> | undefined>;
 }
 
 interface CreateBody {
@@ -55,6 +56,15 @@ interface CreateBody {
   metadata?: Record<string, unknown>;
   expiresInMinutes?: number;
 }
+
+/** chaingate's status-poll statement (src/db/payments.ts), with `?` for SQLite and $n for PostgreSQL. */
+const PAYMENT_STATUS_SQL = `select p.id, p.reference_id, p.status, p.payment_type, p.method, p.blockchain, p.network, p.is_testnet, p.crypto_currency,
+    p.decimals, p.token_address, p.amount, p.address, p.confirmations, p.required_confirmations, p.transaction_hash, p.contract_address,
+    p.external_id, p.external_id_uuid, p.expires_at, p.created_at, p.completed_at,
+    case when p.status = 'PENDING' and p.expires_at <= ? then 1 else 0 end as due
+  from payment p where p.id = ?`;
+let placeholder = 0;
+const PAYMENT_STATUS_PG = PAYMENT_STATUS_SQL.replace(/\?/g, () => `$${++placeholder}`);
 
 const iso = (v: unknown): string | null => (v === null || v === undefined ? null : new Date(v as number | string | Date).toISOString());
 const envelope = (data: unknown, requestId: string) => JSON.stringify({ success: true, data, timestamp: new Date().toISOString(), requestId });
@@ -97,7 +107,7 @@ function sqliteStore(path: string): Store {
       values (?, ?, ?, ?, 'PENDING', 'DIRECT', 'direct', 'ethereum', 'mainnet', 0, 'USDC', 6, ?, ?, ?, '0', ?, 0, 12, ?, ?, ?, ?)`),
     publicInvoice: db.prepare(`select i.id, i.reference_id, i.amount, i.currency, i.description, i.status, i.expires_at, i.viewed_at, i.return_url, i.cancel_url, m.name from invoice i join merchant_point m on m.id = i.merchant_id where i.id = ?`),
     viewed: db.prepare('update invoice set viewed_at = ? where id = ? and viewed_at is null'),
-    paymentStatus: db.prepare('select id, status, confirmations, required_confirmations, received_amount, amount, transaction_hash, expires_at from payment where id = ?'),
+    paymentStatus: db.prepare(PAYMENT_STATUS_SQL),
   };
   /** The claim, the work and the answer in one immediate transaction, or the stored answer. */
   function idempotent(m: string, key: string, fp: string, now: Date, work: () => { status: number; body: string }) {
@@ -149,7 +159,7 @@ function sqliteStore(path: string): Store {
       if (row && row.viewed_at === null) s.viewed.run(now.getTime(), id);
       return row;
     },
-    paymentStatus: async (id) => s.paymentStatus.get(id) as Record<string, unknown> | undefined,
+    paymentStatus: async (id, now) => s.paymentStatus.get(now.getTime(), id) as Record<string, unknown> | undefined,
   };
 }
 
@@ -224,7 +234,7 @@ function pgStore(connectionString: string): Store {
       if (row && row.viewed_at === null) await pool.query('update invoice set viewed_at = $1 where id = $2 and viewed_at is null', [now, id]);
       return row;
     },
-    paymentStatus: async (id) => (await pool.query('select id, status, confirmations, required_confirmations, received_amount, amount, transaction_hash, expires_at from payment where id = $1', [id])).rows[0] as Record<string, unknown> | undefined,
+    paymentStatus: async (id, now) => (await pool.query(PAYMENT_STATUS_PG, [now, id])).rows[0] as Record<string, unknown> | undefined,
   };
 }
 
@@ -255,7 +265,15 @@ async function verify(req: FastifyRequest): Promise<{ merchantId: string; key: s
   return { merchantId: m.id, key, fingerprint: createHash('sha256').update(`${req.method}\n${path}\n${bodyHash}`).digest('hex') };
 }
 
-const send = (reply: FastifyReply, a: { status: number; body: string }) => reply.code(a.status).header('content-type', 'application/json; charset=utf-8').send(a.body);
+const send = (reply: FastifyReply, a: { status: number; body: string }) =>
+  reply.code(a.status).header('content-type', 'application/json; charset=utf-8').header('X-Request-Id', reply.request.id).send(a.body);
+/** The headers chaingate's buyer reads carry (docs/checkout.md): never cached, readable from any origin. */
+const buyerRead = (reply: FastifyReply) =>
+  reply
+    .header('Cache-Control', 'no-store')
+    .header('Vary', 'Origin')
+    .header('Access-Control-Allow-Origin', '*')
+    .header('Access-Control-Expose-Headers', 'Retry-After, X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset');
 
 app.post('/api/v1/invoices', async (req, reply) => {
   const auth = await verify(req);
@@ -285,17 +303,24 @@ app.get('/checkout/api/v1/invoices/:id', async (req, reply) => {
     availableBlockchains: ['ethereum'], availableCurrencies: { ethereum: ['ETH', 'USDC', 'USDT'] }, customerEmail: null, customerName: null,
     status: row.status, expiresAt: iso(row.expires_at), returnUrl: row.return_url, cancelUrl: row.cancel_url,
   };
-  return send(reply.header('Cache-Control', 'no-store'), { status: 200, body: envelope(data, req.id) });
+  return send(buyerRead(reply), { status: 200, body: envelope(data, req.id) });
 });
 
 app.get('/checkout/api/v1/payments/:id/status', async (req, reply) => {
-  const row = await store.paymentStatus((req.params as { id: string }).id);
+  const now = new Date();
+  const row = await store.paymentStatus((req.params as { id: string }).id, now);
   if (!row) throw new HttpError(404, 'PAYMENT_NOT_FOUND');
+  // The fields chaingate answers (the spec's and the page's); ethereum only, no contract payments.
+  const visible = now < new Date(iso(row.expires_at)!);
+  const address = row.address as string;
   const data = {
-    id: row.id, status: row.status, confirmations: row.confirmations, requiredConfirmations: row.required_confirmations,
-    receivedAmount: row.received_amount, amount: row.amount, transactionHash: row.transaction_hash, expiresAt: iso(row.expires_at),
+    id: row.id, status: row.status, confirmations: row.confirmations, requiredConfirmations: row.required_confirmations, transactionHash: row.transaction_hash,
+    blockchain: row.blockchain, amount: row.amount, cryptoCurrency: row.crypto_currency, paymentAddress: visible ? address : null, expiresAt: iso(row.expires_at),
+    method: row.method, network: row.network, networkLabel: 'Ethereum', decimals: row.decimals, tokenAddress: row.token_address, chainId: 1,
+    paymentUri: visible ? paymentUri({ family: 'evm', chainId: 1, address, amount: row.amount as string, decimals: Number(row.decimals), tokenAddress: row.token_address as string | null }) : null,
+    createdAt: iso(row.created_at), completedAt: iso(row.completed_at),
   };
-  return send(reply.header('Cache-Control', 'no-store'), { status: 200, body: envelope(data, req.id) });
+  return send(buyerRead(reply), { status: 200, body: envelope(data, req.id) });
 });
 
 await app.listen({ host: '127.0.0.1', port: 0 });

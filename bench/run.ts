@@ -69,6 +69,10 @@ interface Target {
   payments: string[];
   /** Invoices already sent to checkout (warm-up included). */
   checkedOut: number;
+  /** One expected answer's body per route, to compare the two servers' answers. */
+  answers: Map<string, string>;
+  /** The header names of one answer per read route (reads only: a write would change the data). */
+  headers: Map<string, string[]>;
 }
 
 async function prepare(dialect: DialectName, poolSize: number): Promise<{ tdb: TestDatabase; env: Record<string, string>; creds: Creds }> {
@@ -115,13 +119,13 @@ async function startTarget(name: Target['name'], dialect: DialectName, poolSize:
   if (name === 'bare') {
     const bare = await spawnBare(tdb.url);
     const exited = new Promise((r) => bare.child.once('exit', r));
-    return { name, url: bare.url, creds, pid: bare.child.pid!, tdb, invoices: [], payments: [], checkedOut: 0, stop: () => (bare.child.kill('SIGTERM'), exited) };
+    return { name, url: bare.url, creds, pid: bare.child.pid!, tdb, invoices: [], payments: [], checkedOut: 0, answers: new Map(), headers: new Map(), stop: () => (bare.child.kill('SIGTERM'), exited) };
   }
   const nodeOptions = [flags.profile ? `--cpu-prof --cpu-prof-dir=${flags.profile}/chaingate` : '', flags['node-options'] ?? ''].join(' ').trim();
   const profileEnv: Record<string, string> = nodeOptions ? { NODE_OPTIONS: nodeOptions } : {};
   const malloc: Record<string, string> = process.env.CHAINGATE_MALLOC ? { CHAINGATE_MALLOC: process.env.CHAINGATE_MALLOC } : {};
   const serve = await spawnServe({ ...env, ...profileEnv, ...malloc });
-  return { name, url: serve.url, creds, pid: serve.child.pid!, tdb, invoices: [], payments: [], checkedOut: 0, stop: () => serve.stop() };
+  return { name, url: serve.url, creds, pid: serve.child.pid!, tdb, invoices: [], payments: [], checkedOut: 0, answers: new Map(), headers: new Map(), stop: () => serve.stop() };
 }
 
 function signed(t: Target, method: string, path: string, body?: unknown): LoadRequest {
@@ -194,7 +198,17 @@ function cpuMs(pid: number): number {
 async function measure(t: Target, name: string, durationMs: number): Promise<LoadResult & { cpuUs: number }> {
   const r = route(name, t);
   const cpu = cpuMs(t.pid);
-  const res = await drive({ baseUrl: t.url, connections: C, durationMs, next: r.next, expect: r.expect, ...(r.onAnswer ? { onAnswer: r.onAnswer } : {}) });
+  const onAnswer = (i: number, status: number, body: string) => {
+    if (status === r.expect && !t.answers.has(name)) t.answers.set(name, body);
+    r.onAnswer?.(i, status, body);
+  };
+  const res = await drive({ baseUrl: t.url, connections: C, durationMs, next: r.next, expect: r.expect, onAnswer });
+  const read = r.next(0);
+  if (read?.method === 'GET' && !t.headers.has(name)) {
+    const answer = await fetch(`${t.url}${read.path}`);
+    await answer.arrayBuffer();
+    t.headers.set(name, [...answer.headers.keys()].filter((h) => !['date', 'connection', 'keep-alive', 'content-length'].includes(h)));
+  }
   return { ...res, cpuUs: res.requests ? ((cpuMs(t.pid) - cpu) * 1000) / res.requests : NaN };
 }
 
@@ -247,6 +261,29 @@ function merged(parts: (LoadResult & { cpuUs: number })[]): LoadResult & { cpuUs
   return { ...all, cpuUs };
 }
 
+/** Every field path of a JSON answer (`data.payment.id`), arrays by their first element. */
+function fieldPaths(v: unknown, at = ''): string[] {
+  if (Array.isArray(v)) return v.length ? fieldPaths(v[0], `${at}[]`) : [at];
+  if (v === null || typeof v !== 'object') return [at];
+  return Object.entries(v).flatMap(([k, x]) => [`${at}${at ? '.' : ''}${k}`, ...fieldPaths(x, `${at}${at ? '.' : ''}${k}`)]);
+}
+
+/** Whether the two servers answered a route with the same body fields (and, for reads, headers): the bare limit is meant to do the same work. */
+function answerDifference(targets: Target[], name: string): string {
+  const [bare, chaingate] = (['bare', 'chaingate'] as const).map((n) => {
+    const t = targets.find((x) => x.name === n)!;
+    const body = t.answers.get(name);
+    return new Set([...(body === undefined ? [] : fieldPaths(JSON.parse(body)).filter(Boolean)), ...(t.headers.get(name) ?? []).map((h) => `header ${h}`)]);
+  }) as [Set<string>, Set<string>];
+  const onlyChaingate = [...chaingate].filter((f) => !bare.has(f));
+  const onlyBare = [...bare].filter((f) => !chaingate.has(f));
+  if (!onlyChaingate.length && !onlyBare.length) {
+    const headers = [...bare].filter((f) => f.startsWith('header ')).length;
+    return `the same ${bare.size - headers} fields${headers ? ` and ${headers} headers` : ''}`;
+  }
+  return [onlyChaingate.length ? `only chaingate's: ${onlyChaingate.join(', ')}` : '', onlyBare.length ? `only the bare server's: ${onlyBare.join(', ')}` : ''].filter(Boolean).join('; ');
+}
+
 async function sideBySide(dialect: DialectName): Promise<void> {
   const names = flags.only ? [flags.only as Target['name']] : (['bare', 'chaingate'] as const);
   const targets: Target[] = [];
@@ -270,6 +307,7 @@ async function sideBySide(dialect: DialectName): Promise<void> {
       for (const t of targets) console.log(`  ${t.name.padEnd(10)} ${fmt(results[t.name]!)}  cpu ${results[t.name]!.cpuUs.toFixed(0).padStart(4)} µs/req`);
       if (results.bare && results.chaingate) {
         console.log(`  ratio      ${(results.chaingate.rps / results.bare.rps).toFixed(2)}x   cpu per request ${(results.bare.cpuUs / results.chaingate.cpuUs).toFixed(2)}x`);
+        console.log(`  answers    ${answerDifference(targets, name)}`);
       }
     }
   } finally {
