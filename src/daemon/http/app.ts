@@ -105,12 +105,13 @@ export function createHttpApp(options: AppOptions): FastifyInstance {
     }
     done();
   });
-  app.addHook('onResponse', (req, reply, done) => {
-    if (INFO_ENABLED.has(req.log.level)) {
+  // The per-request line, when the level writes it (the level is set at start and never changed).
+  if (INFO_ENABLED.has(options.log.level)) {
+    app.addHook('onResponse', (req, reply, done) => {
       req.log.info({ method: req.method, url: req.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
-    }
-    done();
-  });
+      done();
+    });
+  }
 
   app.setErrorHandler((err: FastifyError | GatewayError, req, reply) => {
     if (err instanceof GatewayError) {
