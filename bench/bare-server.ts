@@ -92,6 +92,9 @@ function sqliteStore(path: string): Store {
   db.pragma('journal_mode = wal');
   db.pragma('busy_timeout = 10000');
   db.pragma('synchronous = normal');
+  // chaingate's page cache (src/db/orm.ts PAGE_CACHE_KIB; better-sqlite3's own default is 16 MB),
+  // so the two servers differ in code, not in database settings.
+  db.pragma('cache_size = -2000');
   const s = {
     merchant: db.prepare('select id, api_secret_enc, active from merchant_point where api_key = ?'),
     claim: db.prepare(`insert into idempotency_record (id, merchant_id, key, fingerprint, state, status_code, response_body, created_at, expires_at) values (?, ?, ?, ?, 'IN_FLIGHT', null, null, ?, ?)`),
