@@ -7,6 +7,7 @@ import { openDatabase } from '../../src/db/orm.ts';
 import { MerchantPoint } from '../../src/db/entities/merchant-point.entity.ts';
 import { createSecretBox } from '../../src/domain/secret-box.ts';
 import { spawn } from 'node:child_process';
+import { HDNodeWallet, Mnemonic } from 'ethers';
 import type { Command } from 'commander';
 import { buildProgram } from '../../src/cli/program.ts';
 import { BIN, runCli } from '../helpers/cli.ts';
@@ -149,6 +150,21 @@ describe('chaingate CLI on PostgreSQL', { skip: await skipUnless('postgresql') }
     const created = await runCli(['merchant', 'create', '--name', 'PG', '--json'], env);
     assert.equal(created.code, 0, created.stderr);
     assert.match(JSON.parse(created.stdout).apiKey, /^[0-9a-f]{64}$/);
+  });
+
+  test('wallets seed refreshes the planner statistics of the pool', async (t) => {
+    const tdb = await createTestDatabase('postgresql');
+    t.after(() => tdb.drop());
+    const env = { CHAINGATE_DATABASE_URL: tdb.url, CHAINGATE_MASTER_KEY: 'p'.repeat(64) };
+    await runCli(['migrate'], env);
+    const db = await openDatabase(tdb.url);
+    t.after(() => db.close());
+    const tuples = async () => Number((await db.em().execute<{ n: number }[]>(`select reltuples as n from pg_class where relname = 'wallet_address'`))[0]!.n);
+    assert.equal(await tuples(), -1, 'never analyzed');
+    const xpub = HDNodeWallet.fromMnemonic(Mnemonic.fromPhrase('test test test test test test test test test test test junk'), "m/44'/60'/0'").neuter().extendedKey;
+    const seeded = await runCli(['wallets', 'seed', '--chain', 'ethereum', '--xpub', xpub, '--count', '120'], env);
+    assert.equal(seeded.code, 0, seeded.stderr);
+    assert.equal(await tuples(), 120);
   });
 
   test('a missing master key on PostgreSQL is a start-up error', async (t) => {

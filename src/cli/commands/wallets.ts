@@ -88,6 +88,9 @@ export function walletsCommand(): Command {
         // Duplicates inside the input count as skipped too.
         const unique = [...new Map(entries.map((e) => [e.address, e])).values()];
         const result = await inTransaction(common.db, (tx) => addToPool(tx, pool, source, unique));
+        // A seed changes the pool's size at once: PostgreSQL's planner gets its statistics now, not
+        // at autovacuum's next pass (docs/wallets.md).
+        if (common.db.dialect === 'postgresql' && result.added > 0) await common.db.em().execute('analyze wallet_address');
         const skipped = result.skipped + (entries.length - unique.length);
         const free = await countFree(common.db.em(), pool);
         const out = { chain: network.chain, network: network.network, isTestnet: network.testnet, source, start, added: result.added, skipped, free };
