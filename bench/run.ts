@@ -81,8 +81,9 @@ async function prepare(dialect: DialectName, poolSize: number): Promise<{ tdb: T
     CHAINGATE_DATABASE_URL: tdb.url,
     CHAINGATE_MASTER_KEY: MASTER_KEY,
     CHAINGATE_LOG_LEVEL: 'error',
-    // Without the buyer-facing rate limits, which would otherwise be the bottleneck by design.
-    CHAINGATE_CONFIG: writeConfigFile({ rateLimit: { enabled: false } }),
+    // Without the buyer-facing rate limits, which would otherwise be the bottleneck by design; no
+    // indexer runs here, so the offer does not wait for one (ethereum is offered, as the bare server does).
+    CHAINGATE_CONFIG: writeConfigFile({ rateLimit: { enabled: false }, checkout: { indexerStaleAfterSeconds: null } }),
   };
   const must = async (args: string[]) => {
     const r = await runCli(args, env);
