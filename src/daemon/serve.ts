@@ -44,17 +44,14 @@ export async function buildDaemonApp(deps: DaemonDeps, metrics?: DaemonMetrics):
   if (metrics) {
     // Each route counts its own requests under its path, known here once (req.routeOptions builds
     // an object on every read, docs/performance.md); requests no route matched count as 'unmatched'.
-    app.addHook('onRoute', (route) => {
-      const observe: onResponseHookHandler = (req, reply, done) => {
-        metrics.observeRequest(route.url, req.method, reply.statusCode, reply.elapsedTime / 1000);
-        done();
-      };
-      route.onResponse = [...[route.onResponse ?? []].flat(), observe];
-    });
-    app.addHook('onResponse', (req, reply, done) => {
-      if (req.is404) metrics.observeRequest('unmatched', req.method, reply.statusCode, reply.elapsedTime / 1000);
+    const observeAs = (route: string, onlyUnmatched = false): onResponseHookHandler => (req, reply, done) => {
+      if (!onlyUnmatched || req.is404) metrics.observeRequest(route, req.method, reply.statusCode, reply.elapsedTime / 1000);
       done();
+    };
+    app.addHook('onRoute', (route) => {
+      route.onResponse = [...[route.onResponse ?? []].flat(), observeAs(route.url)];
     });
+    app.addHook('onResponse', observeAs('unmatched', true));
   }
   // Both surfaces describe themselves (OpenAPI 3.1 from the validating zod schemas), unsigned.
   const gatewaySpec = JSON.stringify(openApiDocument('gateway'));

@@ -1,8 +1,8 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { IndexerCursor } from '../../db/entities/indexer-cursor.entity.ts';
 import type { Database } from '../../db/orm.ts';
-import { registerRequestTable } from './request-table.ts';
 import { countPools } from '../../db/wallet-pool.ts';
+import { registerRequestTable } from './request-table.ts';
 
 // What `serve` exposes on /metrics (Prometheus text format). Request figures are counted as they
 // happen; the state of payments, pools, webhooks and indexers is read from the database at each
