@@ -63,8 +63,23 @@ const PAYMENT_STATUS_SQL = `select p.id, p.reference_id, p.status, p.payment_typ
     p.external_id, p.external_id_uuid, p.expires_at, p.created_at, p.completed_at,
     case when p.status = 'PENDING' and p.expires_at <= ? then 1 else 0 end as due
   from payment p where p.id = ?`;
-let placeholder = 0;
-const PAYMENT_STATUS_PG = PAYMENT_STATUS_SQL.replace(/\?/g, () => `$${++placeholder}`);
+/**
+ * chaingate's public invoice read (src/db/invoices.ts PUBLIC_SNAPSHOT_SQL): the merchant's choices
+ * for the offer and the `due` flag of the expiry rules (an invoice past its window reads EXPIRED).
+ */
+const PUBLIC_INVOICE_SQL = `select i.id, i.reference_id, i.merchant_id, i.amount, i.currency, i.description, i.status, i.customer_email, i.customer_name,
+    i.return_url, i.cancel_url, i.expires_at, i.viewed_at, i.paid_at, m.name as merchant_name, m.accepted_chains, m.accepted_currencies,
+    0 as live,
+    case when (i.status = 'OPEN' and i.expires_at <= ?)
+      or (i.status = 'PAYMENT_PENDING' and exists (select 1 from payment p where p.invoice_id = i.id and p.status = 'PENDING' and p.expires_at <= ?))
+      then 1 else 0 end as due
+  from invoice i join merchant_point m on m.id = i.merchant_id where i.id = ?`;
+const pgText = (sql: string) => {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+};
+const PAYMENT_STATUS_PG = pgText(PAYMENT_STATUS_SQL);
+const PUBLIC_INVOICE_PG = pgText(PUBLIC_INVOICE_SQL);
 
 const iso = (v: unknown): string | null => (v === null || v === undefined ? null : new Date(v as number | string | Date).toISOString());
 const envelope = (data: unknown, requestId: string) => JSON.stringify({ success: true, data, timestamp: new Date().toISOString(), requestId });
@@ -108,7 +123,7 @@ function sqliteStore(path: string): Store {
     lease: db.prepare(`update wallet_address set status = 'LEASED', payment_id = ?, leased_at = ? where id = (select id from wallet_address where chain = 'ethereum' and is_testnet = 0 and status = 'FREE' order by derivation_index, created_at, id limit 1) returning address`),
     payment: db.prepare(`insert into payment (id, reference_id, invoice_id, merchant_id, status, payment_type, method, blockchain, network, is_testnet, crypto_currency, decimals, token_address, amount, expected_amount, received_amount, address, confirmations, required_confirmations, metadata, expires_at, created_at, updated_at)
       values (?, ?, ?, ?, 'PENDING', 'DIRECT', 'direct', 'ethereum', 'mainnet', 0, 'USDC', 6, ?, ?, ?, '0', ?, 0, 12, ?, ?, ?, ?)`),
-    publicInvoice: db.prepare(`select i.id, i.reference_id, i.amount, i.currency, i.description, i.status, i.expires_at, i.viewed_at, i.return_url, i.cancel_url, m.name from invoice i join merchant_point m on m.id = i.merchant_id where i.id = ?`),
+    publicInvoice: db.prepare(PUBLIC_INVOICE_SQL),
     viewed: db.prepare('update invoice set viewed_at = ? where id = ? and viewed_at is null'),
     paymentStatus: db.prepare(PAYMENT_STATUS_SQL),
   };
@@ -158,7 +173,7 @@ function sqliteStore(path: string): Store {
         return { status: 201, body: envelope(checkoutData(invoiceId, inv, { id, ref, address: leased.address, amount, expiresAt, now }), requestId) };
       }),
     publicInvoice: async (id, now) => {
-      const row = s.publicInvoice.get(id) as Record<string, unknown> | undefined;
+      const row = s.publicInvoice.get(now.getTime(), now.getTime(), id) as Record<string, unknown> | undefined;
       if (row && row.viewed_at === null) s.viewed.run(now.getTime(), id);
       return row;
     },
@@ -233,7 +248,7 @@ function pgStore(connectionString: string): Store {
         return { status: 201, body: envelope(checkoutData(invoiceId, inv, { id, ref, address: leased.address, amount, expiresAt, now }), requestId) };
       }),
     publicInvoice: async (id, now) => {
-      const row = (await pool.query(`select i.id, i.reference_id, i.amount, i.currency, i.description, i.status, i.expires_at, i.viewed_at, i.return_url, i.cancel_url, m.name from invoice i join merchant_point m on m.id = i.merchant_id where i.id = $1`, [id])).rows[0] as Record<string, unknown> | undefined;
+      const row = (await pool.query(PUBLIC_INVOICE_PG, [now, now, id])).rows[0] as Record<string, unknown> | undefined;
       if (row && row.viewed_at === null) await pool.query('update invoice set viewed_at = $1 where id = $2 and viewed_at is null', [now, id]);
       return row;
     },
@@ -301,9 +316,12 @@ app.post('/api/v1/invoices/:id/checkout', async (req, reply) => {
 app.get('/checkout/api/v1/invoices/:id', async (req, reply) => {
   const row = await store.publicInvoice((req.params as { id: string }).id, new Date());
   if (!row) throw new HttpError(404, 'INVOICE_NOT_FOUND');
+  // chaingate applies the expiry rules to a due invoice and reads it again; the bench reads only live ones.
+  if (Number(row.due) === 1 || row.status === 'EXPIRED') throw new HttpError(400, 'INVOICE_EXPIRED');
+  if (row.status === 'CANCELLED') throw new HttpError(400, 'INVOICE_CANCELLED');
   const data = {
-    id: row.id, referenceId: row.reference_id, amount: row.amount, currency: row.currency, description: row.description, merchant: { name: row.name },
-    availableBlockchains: ['ethereum'], availableCurrencies: { ethereum: ['ETH', 'USDC', 'USDT'] }, customerEmail: null, customerName: null,
+    id: row.id, referenceId: row.reference_id, amount: row.amount, currency: row.currency, description: row.description, merchant: { name: row.merchant_name },
+    availableBlockchains: ['ethereum'], availableCurrencies: { ethereum: ['ETH', 'USDC', 'USDT'] }, customerEmail: row.customer_email, customerName: row.customer_name,
     status: row.status, expiresAt: iso(row.expires_at), returnUrl: row.return_url, cancelUrl: row.cancel_url,
   };
   return send(buyerRead(reply), { status: 200, body: envelope(data, req.id) });

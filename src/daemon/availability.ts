@@ -3,6 +3,7 @@ import { CHAIN_SLUGS } from '../chains/slugs.ts';
 import type { Config } from '../config/schema.ts';
 import { IndexerCursor } from '../db/entities/indexer-cursor.entity.ts';
 import type { Database } from '../db/orm.ts';
+import type { Eventually } from '../db/raw-sql.ts';
 import { countPools } from '../db/wallet-pool.ts';
 import { GatewayError } from '../domain/errors.ts';
 import { fiatExponent } from '../domain/fiat-currencies.ts';
@@ -179,7 +180,7 @@ export async function offerReport(ctx: AvailabilityContext, now = new Date(), he
 /** The per-daemon service: cached snapshots, the public offer, and the checkout gate. */
 export interface Availability {
   /** What a buyer of an invoice in `fiat` is offered (mainnet), narrowed by the merchant's choices. */
-  offered(choices: MerchantChoices, fiat: string, now?: Date): Promise<AvailableCurrencies>;
+  offered(choices: MerchantChoices, fiat: string, now?: Date): Eventually<AvailableCurrencies>;
   /** Throws SERVICE_UNAVAILABLE when the network's indexer is not reporting; reads its cursor afresh. */
   assertIndexed(network: ResolvedNetwork, now?: Date): Promise<void>;
 }
@@ -208,31 +209,37 @@ export function createAvailability(ctx: AvailabilityContext): Availability {
     return coins;
   };
 
+  /** The offer computed from a snapshot and the priced coins, kept for the next reads. */
+  const offer = async (choices: MerchantChoices, key: string, snapshotP: Promise<HealthSnapshot>, coinsP: Promise<Set<string>>): Promise<AvailableCurrencies> => {
+    const base = availableCurrencies(ctx.registry, choices, false);
+    const [snapshot, coins] = await Promise.all([snapshotP, coinsP]);
+    const availableBlockchains: string[] = [];
+    const currencies: Record<string, string[]> = {};
+    for (const slug of base.availableBlockchains) {
+      const network = ctx.registry.chains[slug as keyof ResolvedRegistry['chains']].mainnet;
+      if (networkProblems(network, snapshot, ctx.config).length > 0) continue;
+      const symbols = (base.availableCurrencies[slug] ?? []).filter((s) => coins.has(s));
+      if (symbols.length === 0) continue;
+      availableBlockchains.push(slug);
+      currencies[slug] = symbols;
+    }
+    const answer = { availableBlockchains, availableCurrencies: currencies };
+    if (answers.size > 1000) answers.clear();
+    answers.set(key, { snapshot: snapshotP, coins: coinsP, answer });
+    return answer;
+  };
+
   return {
-    async offered(choices, fiat, now = new Date()) {
+    offered(choices, fiat, now = new Date()) {
       const snapshotP = health(now);
       const coinsP = priced(fiat);
       // Same snapshot, same prices, same choices: the same answer (the snapshot's own time decides
-      // staleness), so it is kept with them and computed once per cache period, not per read.
+      // staleness), so it is kept with them and computed once per cache period, not per read. A
+      // kept answer is returned as it is, not as a promise (the buyer's read then awaits nothing).
       const key = `${fiat.toUpperCase()}|${JSON.stringify(choices.acceptedChains ?? null)}|${JSON.stringify(choices.acceptedCurrencies ?? null)}`;
       const hit = answers.get(key);
       if (hit && hit.snapshot === snapshotP && hit.coins === coinsP) return hit.answer;
-      const base = availableCurrencies(ctx.registry, choices, false);
-      const [snapshot, coins] = await Promise.all([snapshotP, coinsP]);
-      const availableBlockchains: string[] = [];
-      const currencies: Record<string, string[]> = {};
-      for (const slug of base.availableBlockchains) {
-        const network = ctx.registry.chains[slug as keyof ResolvedRegistry['chains']].mainnet;
-        if (networkProblems(network, snapshot, ctx.config).length > 0) continue;
-        const symbols = (base.availableCurrencies[slug] ?? []).filter((s) => coins.has(s));
-        if (symbols.length === 0) continue;
-        availableBlockchains.push(slug);
-        currencies[slug] = symbols;
-      }
-      const answer = { availableBlockchains, availableCurrencies: currencies };
-      if (answers.size > 1000) answers.clear();
-      answers.set(key, { snapshot: snapshotP, coins: coinsP, answer });
-      return answer;
+      return offer(choices, key, snapshotP, coinsP);
     },
     async assertIndexed(network, now = new Date()) {
       if (ctx.config.checkout.indexerStaleAfterSeconds === null) return;

@@ -11,7 +11,7 @@ import { inTransaction } from './transaction.ts';
 import type { Dialect } from './orm.ts';
 import { formatReferenceId, referenceDay } from '../domain/reference-id.ts';
 import { newId } from '../domain/ids.ts';
-import { dateOf, jsonOf, nullableDate, rawQuery, readApplyingExpiry, readRow, toDb, type NativeSqlite, type SqlValue } from './raw-sql.ts';
+import { dateOf, jsonOf, mapEventually, nullableDate, rawQuery, readApplyingExpiry, readRow, toDb, type Eventually, type NativeSqlite, type SqlValue } from './raw-sql.ts';
 import { LIVE_PAYMENT_STATUSES, type InvoiceStatus } from '../domain/lifecycle.ts';
 
 export interface CreateInvoiceInput {
@@ -212,16 +212,16 @@ function snapshotOf(r: SnapshotRow): InvoiceSnapshot {
  * statement on SQLite) and a plain object. When the expiry rules may be due, loadInvoice applies
  * them exactly as before and the row is read again, so this never shows what loadInvoice would not.
  */
-export async function readInvoice(db: Database, invoiceId: string, merchantId: string | null, now = new Date()): Promise<InvoiceSnapshot> {
-  return snapshotOf(await readSnapshotRow(db, invoiceId, merchantId, merchantId ? SNAPSHOT_SCOPED_SQL : SNAPSHOT_SQL, now));
+export function readInvoice(db: Database, invoiceId: string, merchantId: string | null, now = new Date()): Eventually<InvoiceSnapshot> {
+  return mapEventually(readSnapshotRow(db, invoiceId, merchantId, merchantId ? SNAPSHOT_SCOPED_SQL : SNAPSHOT_SQL, now), snapshotOf);
 }
 
-/** readInvoice for the buyer's page: any merchant's invoice, without hasLivePayment. */
-export async function readPublicInvoice(db: Database, invoiceId: string, now = new Date()): Promise<Omit<InvoiceSnapshot, 'hasLivePayment'>> {
-  return snapshotOf(await readSnapshotRow(db, invoiceId, null, PUBLIC_SNAPSHOT_SQL, now));
+/** readInvoice for the buyer's page: any merchant's invoice, without hasLivePayment (synchronous on SQLite when nothing is due). */
+export function readPublicInvoice(db: Database, invoiceId: string, now = new Date()): Eventually<Omit<InvoiceSnapshot, 'hasLivePayment'>> {
+  return mapEventually(readSnapshotRow(db, invoiceId, null, PUBLIC_SNAPSHOT_SQL, now), snapshotOf);
 }
 
-function readSnapshotRow(db: Database, invoiceId: string, merchantId: string | null, sql: string, now: Date): Promise<SnapshotRow> {
+function readSnapshotRow(db: Database, invoiceId: string, merchantId: string | null, sql: string, now: Date): Eventually<SnapshotRow> {
   return readApplyingExpiry(
     () => readRow<SnapshotRow>(db, sql, merchantId ? [now, now, invoiceId, merchantId] : [now, now, invoiceId]),
     () => loadInvoice(db, invoiceId, merchantId, now),

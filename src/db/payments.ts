@@ -1,7 +1,7 @@
 import type { FilterQuery } from '@mikro-orm/core';
 import { GatewayError } from '../domain/errors.ts';
 import type { PaymentStatus } from '../domain/lifecycle.ts';
-import { boolOf, dateOf, nullableDate, readApplyingExpiry, readRow } from './raw-sql.ts';
+import { boolOf, dateOf, mapEventually, nullableDate, readApplyingExpiry, readRow, type Eventually } from './raw-sql.ts';
 import { Payment, type PaymentMethod, type PaymentType } from './entities/payment.entity.ts';
 import { applyExpiry, closableWindows, expiryDue } from './expiry.ts';
 import type { Database } from './orm.ts';
@@ -154,13 +154,13 @@ function buyerPaymentOf(r: BuyerPaymentRow): BuyerPayment {
  * rules exactly as before (at the chain's processed time) and the row is read again: the poll never
  * shows a payment live that the list or the gateway would show EXPIRED.
  */
-export async function readBuyerPayment(db: Database, paymentId: string, now = new Date()): Promise<BuyerPayment> {
-  const row = await readApplyingExpiry(
+export function readBuyerPayment(db: Database, paymentId: string, now = new Date()): Eventually<BuyerPayment> {
+  const row = readApplyingExpiry(
     () => readRow<BuyerPaymentRow>(db, BUYER_PAYMENT_SQL, [now, paymentId]),
     () => loadPayment(db, paymentId, null, now),
     () => {
       throw new GatewayError('PAYMENT_NOT_FOUND', 'Payment not found');
     },
   );
-  return buyerPaymentOf(row);
+  return mapEventually(row, buyerPaymentOf);
 }

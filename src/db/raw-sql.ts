@@ -69,15 +69,31 @@ export async function nativeSqlite(em: EntityManager): Promise<NativeSqlite> {
   return native;
 }
 
+/** A value now, or the promise of one (awaiting either works). */
+export type Eventually<T> = T | Promise<T>;
+
+/** `f` of a value now, or of the promised one later. */
+export function mapEventually<T, U>(v: Eventually<T>, f: (t: T) => U): Eventually<U> {
+  return v instanceof Promise ? v.then(f) : f(v);
+}
+
 /**
  * The first row of a read outside any transaction (the buyer's polls). On SQLite, when no
  * transaction holds the connection, the statement runs synchronously on the native handle (cached
- * prepared statement, no promise, no pool); otherwise, and on PostgreSQL, through the pool.
+ * prepared statement, no pool) and the row itself is returned, not a promise: the buyer's reads
+ * take no promise hop from here to their handler. Otherwise, and on PostgreSQL, through the pool.
  */
-export async function readRow<R>(db: Database, sql: string, params: SqlValue[]): Promise<R | undefined> {
+export function readRow<R>(db: Database, sql: string, params: SqlValue[]): Eventually<R | undefined> {
   if (db.dialect === 'sqlite') {
-    const conn = db.orm.em.getConnection();
-    const native = natives.get(conn) ?? (await nativeSqlite(db.orm.em as unknown as EntityManager));
+    const native = natives.get(db.orm.em.getConnection());
+    if (native && !native.inTransaction) return native.prepare(sql).get(...params.map((v) => toDb('sqlite', v))) as R | undefined;
+  }
+  return readRowAsync(db, sql, params);
+}
+
+async function readRowAsync<R>(db: Database, sql: string, params: SqlValue[]): Promise<R | undefined> {
+  if (db.dialect === 'sqlite') {
+    const native = await nativeSqlite(db.orm.em as unknown as EntityManager);
     if (!native.inTransaction) return native.prepare(sql).get(...params.map((v) => toDb('sqlite', v))) as R | undefined;
   }
   if (db.dialect === 'postgresql') {
@@ -97,11 +113,15 @@ export async function readRow<R>(db: Database, sql: string, params: SqlValue[]):
  * clock): when due, `apply` runs the exact rules in their transaction and the row is read again.
  * `missing` throws the read's not-found error.
  */
-export async function readApplyingExpiry<R extends { due: number | boolean }>(read: () => Promise<R | undefined>, apply: () => Promise<unknown>, missing: () => never): Promise<R> {
-  const row = (await read()) ?? missing();
-  if (Number(row.due) !== 1 && row.due !== true) return row;
-  await apply();
-  return (await read()) ?? missing();
+export function readApplyingExpiry<R extends { due: number | boolean }>(read: () => Eventually<R | undefined>, apply: () => Promise<unknown>, missing: () => never): Eventually<R> {
+  const first = read();
+  const settle = (row: R | undefined): Eventually<R> => {
+    if (row === undefined) return missing();
+    if (Number(row.due) !== 1 && row.due !== true) return row;
+    return apply().then(async () => (await read()) ?? missing());
+  };
+  // A row read synchronously is answered synchronously (no promise when nothing is due).
+  return first instanceof Promise ? first.then(settle) : settle(first);
 }
 
 interface PgPool {

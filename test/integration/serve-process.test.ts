@@ -1,10 +1,11 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { request } from 'node:http';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { JEMALLOC_PATHS } from '../../bin/allocator.mjs';
+import { allocatorEnv, GLIBC_TUNABLES, JEMALLOC_PATHS } from '../../bin/allocator.mjs';
 import { signRequest } from '../../src/sdk/sign-request.ts';
 import { runCli } from '../helpers/cli.ts';
 import { createTestDatabase, skipUnless } from '../helpers/databases.ts';
@@ -72,11 +73,11 @@ describe('the allocator of the long-running commands', () => {
   const environ = (pid: number) => new Map(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
   const mapsJemalloc = (pid: number) => readFileSync(`/proc/${pid}/maps`, 'utf8').includes('libjemalloc');
 
-  test('serve starts itself again once (same pid) on jemalloc when the system has it, else on glibc with two arenas; CHAINGATE_MALLOC=system keeps it as is', { skip: process.platform !== 'linux' }, async (t) => {
+  test('serve starts itself again once (same pid) on jemalloc when the system has it, else (or with CHAINGATE_MALLOC=glibc) on glibc with two arenas and fixed thresholds; CHAINGATE_MALLOC=system keeps it as is', { skip: process.platform !== 'linux' }, async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'cg-malloc-'));
     t.after(() => rmSync(dir, { recursive: true, force: true }));
     // Empty values stand for unset, whatever the test runner's own environment holds.
-    const env = { CHAINGATE_DATABASE_URL: `sqlite:${join(dir, 'chaingate.db')}`, LD_PRELOAD: '', MALLOC_CONF: '', MALLOC_ARENA_MAX: '' };
+    const env = { CHAINGATE_DATABASE_URL: `sqlite:${join(dir, 'chaingate.db')}`, LD_PRELOAD: '', MALLOC_CONF: '', MALLOC_ARENA_MAX: '', GLIBC_TUNABLES: '' };
 
     const auto = await spawnServe(env);
     try {
@@ -90,6 +91,28 @@ describe('the allocator of the long-running commands', () => {
       assert.equal(await auto.stop(), 0);
     }
 
+    // glibc's malloc by choice (the fallback where jemalloc is missing): two arenas, fixed thresholds.
+    const glibc = await spawnServe({ ...env, CHAINGATE_MALLOC: 'glibc' });
+    try {
+      const vars = environ(glibc.child.pid!);
+      assert.equal(vars.get('CHAINGATE_MALLOC_SET'), 'glibc');
+      assert.equal(vars.get('MALLOC_ARENA_MAX'), '2');
+      // The dynamic loader rewrites the variable in place as it parses it: what is left is a prefix.
+      const tunables = vars.get('GLIBC_TUNABLES') ?? '';
+      assert.ok(tunables && GLIBC_TUNABLES.startsWith(tunables), tunables);
+      assert.equal(mapsJemalloc(glibc.child.pid!), false);
+      assert.equal((await fetch(`${glibc.url}/checkout/api/v1/invoices/inv_unknown`)).status, 404);
+    } finally {
+      assert.equal(await glibc.stop(), 0);
+    }
+    // An operator's own tunables are kept.
+    const own = await spawnServe({ ...env, CHAINGATE_MALLOC: 'glibc', GLIBC_TUNABLES: 'glibc.malloc.trim_threshold=131072' });
+    try {
+      assert.equal(environ(own.child.pid!).get('GLIBC_TUNABLES'), 'glibc.malloc.trim_threshold=131072');
+    } finally {
+      assert.equal(await own.stop(), 0);
+    }
+
     const system = await spawnServe({ ...env, CHAINGATE_MALLOC: 'system' });
     try {
       const vars = environ(system.child.pid!);
@@ -100,9 +123,17 @@ describe('the allocator of the long-running commands', () => {
       assert.equal(await system.stop(), 0);
     }
 
+    // The values glibc's loader takes from that environment (`ld.so --list-tunables`, glibc ≥ 2.33).
+    const loader = ['/lib64/ld-linux-x86-64.so.2', '/lib/ld-linux-aarch64.so.1'].find((p) => existsSync(p));
+    if (loader) {
+      const listed = spawnSync(loader, ['--list-tunables'], { env: allocatorEnv({ CHAINGATE_MALLOC: 'glibc' }) ?? {}, encoding: 'utf8' }).stdout;
+      assert.match(listed, /glibc\.malloc\.mmap_threshold: 0x8000 /);
+      assert.match(listed, /glibc\.malloc\.trim_threshold: 0x10000 /);
+    }
+
     const bad = await runCli(['serve'], { ...env, CHAINGATE_MALLOC: 'tcmalloc' });
     assert.equal(bad.code, 1);
-    assert.match(bad.stderr, /CHAINGATE_MALLOC must be auto, jemalloc or system, not "tcmalloc"/);
+    assert.match(bad.stderr, /CHAINGATE_MALLOC must be auto, jemalloc, glibc or system, not "tcmalloc"/);
   });
 });
 

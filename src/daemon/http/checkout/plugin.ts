@@ -1,8 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { getNetwork } from '../../../chains/registry.ts';
+import { getNetwork, type AvailableCurrencies } from '../../../chains/registry.ts';
 import { GatewayError } from '../../../domain/errors.ts';
 import { latestPayment, loadInvoice, markViewed, readPublicInvoice } from '../../../db/invoices.ts';
 import { readBuyerPayment } from '../../../db/payments.ts';
+import type { Eventually } from '../../../db/raw-sql.ts';
 import { availabilityOf } from '../../availability.ts';
 import { checkoutInvoice } from '../../checkout.ts';
 import type { DaemonDeps } from '../../deps.ts';
@@ -19,6 +20,18 @@ function idParam(req: FastifyRequest, notFound: 'INVOICE_NOT_FOUND' | 'PAYMENT_N
   const id = (req.params as { id: string }).id;
   if (!isIdShaped(id)) throw new GatewayError(notFound, notFound === 'INVOICE_NOT_FOUND' ? 'Invoice not found' : 'Payment not found');
   return id;
+}
+
+/**
+ * Answers with `answer` now when the read returned its value synchronously (SQLite outside a
+ * transaction, a kept offer), or when its promise settles. A route handler returns what this
+ * returns: undefined once it has answered (Fastify would take a returned reply as a second send), or
+ * the promise, whose rejection reaches the error handler. A throw from `answer` reaches it too.
+ */
+function answerWhenRead<T>(read: Eventually<T>, answer: (value: T) => unknown): Promise<unknown> | undefined {
+  if (read instanceof Promise) return read.then(answer);
+  const answered = answer(read);
+  return answered instanceof Promise ? answered : undefined;
 }
 
 /**
@@ -42,19 +55,18 @@ export async function checkoutPlugin(app: FastifyInstance, deps: DaemonDeps): Pr
   routes.add(
     'GET',
     '/invoices/:id',
-    async (req, reply) => {
-      const invoice = await readPublicInvoice(db, idParam(req, 'INVOICE_NOT_FOUND'));
-      if (invoice.status === 'EXPIRED') throw new GatewayError('INVOICE_EXPIRED', 'Invoice has expired');
-      if (invoice.status === 'CANCELLED') throw new GatewayError('INVOICE_CANCELLED', 'Invoice was cancelled');
-      if (!invoice.viewedAt) await markViewed(db, invoice.id);
-      const merchant = invoice.merchant;
-      // Only what can work: a free address, a reporting indexer and a price (docs/checkout.md#what-is-offered).
-      const offered = await availabilityOf(deps).offered(
-        { acceptedChains: merchant.acceptedChains ?? null, acceptedCurrencies: merchant.acceptedCurrencies ?? null },
-        invoice.currency,
-      );
-      return sendData(req, reply, publicInvoiceView(invoice, offered));
-    },
+    (req, reply) =>
+      answerWhenRead(readPublicInvoice(db, idParam(req, 'INVOICE_NOT_FOUND')), (invoice) => {
+        if (invoice.status === 'EXPIRED') throw new GatewayError('INVOICE_EXPIRED', 'Invoice has expired');
+        if (invoice.status === 'CANCELLED') throw new GatewayError('INVOICE_CANCELLED', 'Invoice was cancelled');
+        const merchant = invoice.merchant;
+        // Only what can work: a free address, a reporting indexer and a price (docs/checkout.md#what-is-offered).
+        const offer = () =>
+          availabilityOf(deps).offered({ acceptedChains: merchant.acceptedChains ?? null, acceptedCurrencies: merchant.acceptedCurrencies ?? null }, invoice.currency);
+        const answer = (offered: AvailableCurrencies) => sendData(req, reply, publicInvoiceView(invoice, offered));
+        // The first read marks the invoice viewed (a write, so a promise); later reads wait on nothing.
+        return invoice.viewedAt ? answerWhenRead(offer(), answer) : markViewed(db, invoice.id).then(offer).then(answer);
+      }),
     limit('invoiceRead'),
   );
 
@@ -92,11 +104,10 @@ export async function checkoutPlugin(app: FastifyInstance, deps: DaemonDeps): Pr
   routes.add(
     'GET',
     '/payments/:id/status',
-    async (req, reply) => {
-      const payment = await readBuyerPayment(db, idParam(req, 'PAYMENT_NOT_FOUND'));
-      const network = getNetwork(deps.registry, payment.blockchain, payment.isTestnet);
-      return sendData(req, reply, publicPaymentStatusView(payment, network));
-    },
+    (req, reply) =>
+      answerWhenRead(readBuyerPayment(db, idParam(req, 'PAYMENT_NOT_FOUND')), (payment) =>
+        sendData(req, reply, publicPaymentStatusView(payment, getNetwork(deps.registry, payment.blockchain, payment.isTestnet))),
+      ),
     limit('paymentStatus'),
   );
 
