@@ -248,11 +248,12 @@ function pgStore(connectionString: string): Store {
         return { status: 201, body: envelope(checkoutData(invoiceId, inv, { id, ref, address: leased.address, amount, expiresAt, now }), requestId) };
       }),
     publicInvoice: async (id, now) => {
-      const row = (await pool.query(PUBLIC_INVOICE_PG, [now, now, id])).rows[0] as Record<string, unknown> | undefined;
+      // Named statements for the reads, as chaingate's: parsed and planned once per connection.
+      const row = (await pool.query({ name: 'bare_public_invoice', text: PUBLIC_INVOICE_PG, values: [now, now, id] })).rows[0] as Record<string, unknown> | undefined;
       if (row && row.viewed_at === null) await pool.query('update invoice set viewed_at = $1 where id = $2 and viewed_at is null', [now, id]);
       return row;
     },
-    paymentStatus: async (id, now) => (await pool.query(PAYMENT_STATUS_PG, [now, id])).rows[0] as Record<string, unknown> | undefined,
+    paymentStatus: async (id, now) => (await pool.query({ name: 'bare_payment_status', text: PAYMENT_STATUS_PG, values: [now, id] })).rows[0] as Record<string, unknown> | undefined,
   };
 }
 
