@@ -7,6 +7,7 @@ import type { EntityManager } from '@mikro-orm/sql';
 import { CompiledQuery } from 'kysely';
 import { ENTITIES } from './entities/all.ts';
 import { EsmMigrationGenerator } from './esm-migration-generator.ts';
+import { nativeSqlite } from './raw-sql.ts';
 
 export type Dialect = 'sqlite' | 'postgresql';
 
@@ -111,6 +112,8 @@ export async function openDatabase(url: string, options: { debug?: boolean; pool
       },
     });
     await cachePreparedStatements(orm);
+    // Known from the start, so even the first buyer read runs synchronously (readRow).
+    await nativeSqlite(orm.em as unknown as EntityManager);
   } else {
     const { MikroORM: PgORM } = await import('@mikro-orm/postgresql');
     orm = await PgORM.init({ ...common, clientUrl: url, pool: { min: 0, max: options.poolMax ?? 10 } });

@@ -1,0 +1,78 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Database } from '../../src/db/orm.ts';
+import { createMerchant } from '../../src/db/merchants.ts';
+import { nextReferenceId } from '../../src/db/reference-ids.ts';
+import { readPublicInvoice } from '../../src/db/invoices.ts';
+import { Invoice } from '../../src/db/entities/invoice.entity.ts';
+import { MerchantPoint } from '../../src/db/entities/merchant-point.entity.ts';
+import { GatewayError } from '../../src/domain/errors.ts';
+import { createSecretBox } from '../../src/domain/secret-box.ts';
+import { DIALECTS, openMigratedTestDatabase, skipUnless } from '../helpers/databases.ts';
+
+// The buyer's reads (docs/performance.md, fifth round): on SQLite, outside a transaction and with
+// nothing due, the value itself and no promise; whatever is due goes through the expiry rules in
+// their transaction (a promise) on both databases, and the answer is the same either way.
+
+const box = createSecretBox('k'.repeat(64));
+
+async function openInvoice(db: Database, expiresAt: Date): Promise<string> {
+  const em = db.em();
+  const { merchant } = await createMerchant(em, box, { name: 'Reads' });
+  const invoice = em.create(Invoice, {
+    referenceId: await nextReferenceId(em, 'INV'),
+    merchant: em.getReference(MerchantPoint, merchant.id),
+    orderId: `o-${expiresAt.getTime()}`,
+    amount: '2500',
+    currency: 'USD',
+    status: 'OPEN',
+    customerEmail: null,
+    customerName: null,
+    customerMetadata: {},
+    metadata: {},
+    returnUrl: null,
+    cancelUrl: null,
+    expiresAt,
+    viewedAt: null,
+    paidAt: null,
+    cancelledAt: null,
+  });
+  await em.flush();
+  return invoice.id;
+}
+
+for (const dialect of DIALECTS) {
+  describe(`buyer reads on ${dialect}`, { skip: await skipUnless(dialect) }, () => {
+    test('a live invoice is read without a promise on SQLite (through one on PostgreSQL), with the same answer', async (t) => {
+      const db = await openMigratedTestDatabase(t, dialect);
+      const id = await openInvoice(db, new Date(Date.now() + 3_600_000));
+      const read = readPublicInvoice(db, id);
+      assert.equal(read instanceof Promise, dialect === 'postgresql');
+      const invoice = await read;
+      assert.equal(invoice.id, id);
+      assert.equal(invoice.status, 'OPEN');
+      assert.equal(invoice.amount, '2500');
+      assert.equal(invoice.merchant.name, 'Reads');
+    });
+
+    test('an unknown invoice is INVOICE_NOT_FOUND: thrown at once on SQLite, a rejection on PostgreSQL', async (t) => {
+      const db = await openMigratedTestDatabase(t, dialect);
+      const notFound = (err: unknown) => err instanceof GatewayError && err.code === 'INVOICE_NOT_FOUND';
+      if (dialect === 'sqlite') assert.throws(() => readPublicInvoice(db, 'nosuchinvoice'), notFound);
+      else await assert.rejects(readPublicInvoice(db, 'nosuchinvoice') as Promise<unknown>, notFound);
+    });
+
+    test('an invoice past its window is due: the expiry rules run (a promise on both) and the read shows EXPIRED', async (t) => {
+      const db = await openMigratedTestDatabase(t, dialect);
+      const id = await openInvoice(db, new Date(Date.now() - 1000));
+      const read = readPublicInvoice(db, id);
+      assert.ok(read instanceof Promise, 'a due read waits for the expiry transaction');
+      assert.equal((await read).status, 'EXPIRED');
+      // Stored as EXPIRED, so the next read has nothing due (synchronous again on SQLite).
+      assert.equal((await db.em().findOneOrFail(Invoice, id)).status, 'EXPIRED');
+      const again = readPublicInvoice(db, id);
+      assert.equal(again instanceof Promise, dialect === 'postgresql');
+      assert.equal((await again).status, 'EXPIRED');
+    });
+  });
+}
