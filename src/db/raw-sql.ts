@@ -164,13 +164,14 @@ export function boolOf(v: unknown): boolean {
  */
 export function syncSqliteTransaction<T>(native: NativeSqlite, fn: () => T): T | undefined {
   if (native.inTransaction) return undefined;
-  native.exec('begin immediate');
+  // Prepared (and cached) rather than exec'd: exec parses its text on every call.
+  native.prepare('begin immediate').run();
   try {
     const out = fn();
-    native.exec('commit');
+    native.prepare('commit').run();
     return out;
   } catch (err) {
-    if (native.inTransaction) native.exec('rollback');
+    if (native.inTransaction) native.prepare('rollback').run();
     throw err;
   }
 }
