@@ -137,6 +137,24 @@ describe('the allocator of the long-running commands', () => {
   });
 });
 
+describe('the heap policy of the long-running commands', () => {
+  test('the young generation stays at its first size under allocation, unless the operator chose one', () => {
+    // bin/heap-policy.mjs as bin/chaingate applies it, in a fresh process that churns short-lived objects.
+    const script = `
+      import v8 from 'node:v8';
+      import { applyHeapPolicy } from ${JSON.stringify(new URL('../../bin/heap-policy.mjs', import.meta.url).href)};
+      applyHeapPolicy(process.argv[1] ?? '');
+      let keep = [];
+      for (let i = 0; i < 3_000_000; i++) { keep.push({ i, s: 'x' + i }); if (keep.length > 50_000) keep = []; }
+      console.log(v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size);`;
+    const newSpace = (flags: string) => Number(spawnSync(process.execPath, ['--input-type=module', '-e', script, '--', flags], { encoding: 'utf8' }).stdout.trim());
+    const held = newSpace('');
+    const chosen = newSpace('--max-semi-space-size=16');
+    assert.ok(held > 0 && held <= 4 * 1024 * 1024, `new space with the policy: ${held} bytes`);
+    assert.ok(chosen > 8 * 1024 * 1024, `new space when the operator chose its size (policy off): ${chosen} bytes`);
+  });
+});
+
 describe('several serve processes on one PostgreSQL', { skip: await skipUnless('postgresql') }, () => {
   test('20 concurrent identical requests run once and concurrent checkouts leave one payment, across two processes', async (t) => {
     const tdb = await createTestDatabase('postgresql');
