@@ -86,15 +86,20 @@ export function mapEventually<T, U>(v: Eventually<T>, f: (t: T) => U): Eventuall
 export function readRow<R>(db: Database, sql: string, params: SqlValue[]): Eventually<R | undefined> {
   if (db.dialect === 'sqlite') {
     const native = natives.get(db.orm.em.getConnection());
-    if (native && !native.inTransaction) return native.prepare(sql).get(...params.map((v) => toDb('sqlite', v))) as R | undefined;
+    if (native && !native.inTransaction) return sqliteRow<R>(native, sql, params);
   }
   return readRowAsync(db, sql, params);
+}
+
+/** The first row of a statement on the native handle (its cached prepared statement). */
+function sqliteRow<R>(native: NativeSqlite, sql: string, params: SqlValue[]): R | undefined {
+  return native.prepare(sql).get(...params.map((v) => toDb('sqlite', v))) as R | undefined;
 }
 
 async function readRowAsync<R>(db: Database, sql: string, params: SqlValue[]): Promise<R | undefined> {
   if (db.dialect === 'sqlite') {
     const native = await nativeSqlite(db.orm.em as unknown as EntityManager);
-    if (!native.inTransaction) return native.prepare(sql).get(...params.map((v) => toDb('sqlite', v))) as R | undefined;
+    if (!native.inTransaction) return sqliteRow<R>(native, sql, params);
   }
   if (db.dialect === 'postgresql') {
     // Straight to MikroORM's own pg pool (the same connections), as the bare server does: no
