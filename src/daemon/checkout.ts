@@ -9,7 +9,8 @@ import type { PaymentMethod } from '../db/entities/payment.entity.ts';
 import { INVOICE_TRANSITIONS } from '../domain/lifecycle.ts';
 import { readInvoice, type InvoiceSnapshot } from '../db/invoices.ts';
 import { openPaymentIn, openPaymentSync, type OpenedPayment, type PaymentPlan } from '../db/open-payment.ts';
-import { nativeSqlite, syncSqliteTransaction } from '../db/raw-sql.ts';
+import { nativeSqlite } from '../db/raw-sql.ts';
+import { groupedSqliteTransaction } from '../db/sqlite-group-commit.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { countFreeUpTo } from '../db/wallet-pool.ts';
 import { referenceBlocks } from '../db/reference-ids.ts';
@@ -116,7 +117,7 @@ export async function checkoutInvoice(deps: DaemonDeps, input: CheckoutInput, no
   let payment: OpenedPayment | undefined;
   if (db.dialect === 'sqlite') {
     const native = await nativeSqlite(db.em());
-    payment = syncSqliteTransaction(native, () => openPaymentSync(native, plan));
+    payment = await groupedSqliteTransaction(native, () => openPaymentSync(native, plan));
   }
   payment ??= await inTransaction(db, (em) => openPaymentIn(em, db.dialect, plan));
   await warnIfPoolLow(deps, plan);

@@ -1,6 +1,9 @@
 import type { FastifyInstance, onResponseHookHandler } from 'fastify';
 import type { Common } from '../common.ts';
 import { sweepExpired } from '../db/expiry.ts';
+import { sqlitePath } from '../db/orm.ts';
+import { nativeSqlite } from '../db/raw-sql.ts';
+import { startCheckpointer } from '../db/sqlite-checkpointer.ts';
 import { purgeExpiredKeys } from '../db/idempotency.ts';
 import { createHttpApp } from './http/app.ts';
 import { gatewayPlugin } from './http/gateway/plugin.ts';
@@ -126,6 +129,9 @@ export async function startDaemon(common: Common, options: { schedule?: boolean;
   }
 
   await warnNotOffered(deps, log);
+  const checkpointer = db.dialect === 'sqlite' && sqlitePath(config.database.url) !== ':memory:'
+    ? startCheckpointer(sqlitePath(config.database.url), await nativeSqlite(db.em()), log)
+    : null;
 
   const jobs: Job[] = [];
   if (options.schedule !== false) {
@@ -165,7 +171,7 @@ export async function startDaemon(common: Common, options: { schedule?: boolean;
         const grace = setTimeout(() => app.server.closeAllConnections(), config.server.shutdownGraceMs);
         await app.close();
         clearTimeout(grace);
-        await Promise.all([...jobs.map((j) => j.stop()), webhooks?.stop(), metricsServer?.close()]);
+        await Promise.all([...jobs.map((j) => j.stop()), webhooks?.stop(), metricsServer?.close(), checkpointer?.stop()]);
         await common.close();
       })();
       return stopping;

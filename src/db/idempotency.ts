@@ -1,6 +1,6 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/sql';
-import { newId } from '../domain/ids.ts';
+import { newTimeOrderedId } from '../domain/ids.ts';
 import { IdempotencyRecord } from './entities/idempotency-record.entity.ts';
 import type { Database, Dialect } from './orm.ts';
 import { dateOf, rawQuery, toDb, type NativeSqlite, type SqlValue } from './raw-sql.ts';
@@ -58,7 +58,7 @@ function claimParams(input: ClaimInput, id: string, now: Date): SqlValue[] {
  * expired key is deleted there), StaleMerchantError when the point changed.
  */
 export async function claimKeyIn(em: EntityManager, dialect: Dialect, input: ClaimInput, now = new Date()): Promise<string> {
-  const id = newId();
+  const id = newTimeOrderedId(now.getTime());
   const { affected } = await rawQuery(em, dialect, CLAIM_SQL[dialect], claimParams(input, id, now));
   if (affected === 0) throw new StaleMerchantError('merchant point changed since it was cached');
   return id;
@@ -68,9 +68,9 @@ export async function completeKeyIn(em: EntityManager, dialect: Dialect, id: str
   await rawQuery(em, dialect, COMPLETE_SQL, [statusCode, body, id]);
 }
 
-/** claimKeyIn on a synchronous SQLite handle, inside syncSqliteTransaction. */
+/** claimKeyIn on a synchronous SQLite handle, inside groupedSqliteTransaction. */
 export function claimKeySync(native: NativeSqlite, input: ClaimInput, now = new Date()): string {
-  const id = newId();
+  const id = newTimeOrderedId(now.getTime());
   const { changes } = native.prepare(CLAIM_SQL.sqlite).run(...claimParams(input, id, now).map((v) => toDb('sqlite', v)));
   if (changes === 0) throw new StaleMerchantError('merchant point changed since it was cached');
   return id;

@@ -101,7 +101,7 @@ export async function insertInvoiceIn(em: EntityManager, dialect: Dialect, merch
   return inv;
 }
 
-/** insertInvoiceIn on a synchronous SQLite handle, inside syncSqliteTransaction. */
+/** insertInvoiceIn on a synchronous SQLite handle, inside groupedSqliteTransaction. */
 export function insertInvoiceSync(native: NativeSqlite, merchantId: string, input: CreateInvoiceInput, now = new Date()): NewInvoice {
   const { value } = native.prepare(COUNTER_SQL).get(`INV-${referenceDay(now)}`) as { value: number };
   const inv = newInvoice(input, now, Number(value));

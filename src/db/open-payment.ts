@@ -107,7 +107,7 @@ export async function openPaymentIn(em: EntityManager, dialect: Dialect, plan: P
   return opened(plan, referenceId, address);
 }
 
-/** openPaymentIn on a synchronous SQLite handle, inside syncSqliteTransaction. */
+/** openPaymentIn on a synchronous SQLite handle, inside groupedSqliteTransaction. */
 export function openPaymentSync(native: NativeSqlite, plan: PaymentPlan): OpenedPayment {
   if (native.prepare(CLAIM_SQL).run(...claimParams(plan).map((v) => toDb('sqlite', v))).changes === 0) throw notClaimed();
   let address = plan.treasury;

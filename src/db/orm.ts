@@ -7,7 +7,8 @@ import type { EntityManager } from '@mikro-orm/sql';
 import { CompiledQuery } from 'kysely';
 import { ENTITIES } from './entities/all.ts';
 import { EsmMigrationGenerator } from './esm-migration-generator.ts';
-import { nativeSqlite } from './raw-sql.ts';
+import { nativeSqlite, type NativeSqlite } from './raw-sql.ts';
+import { commitBatch } from './sqlite-group-commit.ts';
 
 export type Dialect = 'sqlite' | 'postgresql';
 
@@ -62,6 +63,8 @@ async function cachePreparedStatements(orm: MikroORM): Promise<void> {
   const prepare = native.prepare.bind(native);
   const cache = new Map<string, unknown>();
   native.prepare = (sql: string) => {
+    // Whatever else runs on the connection runs after the open group commit, never inside it.
+    commitBatch(native as unknown as NativeSqlite);
     let stmt = cache.get(sql);
     if (stmt === undefined) {
       stmt = prepare(sql);
@@ -109,6 +112,9 @@ export async function openDatabase(url: string, options: { debug?: boolean; pool
         await conn.executeQuery(CompiledQuery.raw('pragma busy_timeout = 10000'));
         await conn.executeQuery(CompiledQuery.raw('pragma synchronous = normal'));
         await conn.executeQuery(CompiledQuery.raw(`pragma cache_size = -${PAGE_CACHE_KIB}`));
+        // Savepoint journals (one per write of a group commit, src/db/sqlite-group-commit.ts) in
+        // memory: on disk each batch made a temporary file in /var/tmp and wrote its pages there.
+        await conn.executeQuery(CompiledQuery.raw('pragma temp_store = memory'));
       },
     });
     await cachePreparedStatements(orm);
@@ -123,6 +129,9 @@ export async function openDatabase(url: string, options: { debug?: boolean; pool
     dialect,
     url: redactUrl(url),
     em: () => orm.em.fork() as unknown as EntityManager,
-    close: () => orm.close(true),
+    close: async () => {
+      if (dialect === 'sqlite') commitBatch(await nativeSqlite(orm.em as unknown as EntityManager));
+      await orm.close(true);
+    },
   };
 }

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/sql';
 import { createHash } from 'node:crypto';
 import { CompiledQuery } from 'kysely';
 import type { Database, Dialect } from './orm.ts';
+import { commitBatch } from './sqlite-group-commit.ts';
 
 // Hand-written SQL for the hot paths, through the same connection (and, inside a transaction, the
 // same transaction) MikroORM uses, with bound parameters. MikroORM inlines every parameter into the
@@ -86,6 +87,7 @@ export function mapEventually<T, U>(v: Eventually<T>, f: (t: T) => U): Eventuall
 export function readRow<R>(db: Database, sql: string, params: SqlValue[]): Eventually<R | undefined> {
   if (db.dialect === 'sqlite') {
     const native = natives.get(db.orm.em.getConnection());
+    if (native) commitBatch(native);
     if (native && !native.inTransaction) return sqliteRow<R>(native, sql, params);
   }
   return readRowAsync(db, sql, params);
@@ -99,6 +101,7 @@ function sqliteRow<R>(native: NativeSqlite, sql: string, params: SqlValue[]): R 
 async function readRowAsync<R>(db: Database, sql: string, params: SqlValue[]): Promise<R | undefined> {
   if (db.dialect === 'sqlite') {
     const native = await nativeSqlite(db.orm.em as unknown as EntityManager);
+    commitBatch(native);
     if (!native.inTransaction) return sqliteRow<R>(native, sql, params);
   }
   if (db.dialect === 'postgresql') {
@@ -159,24 +162,4 @@ export function jsonOf<T>(v: unknown): T | null {
 /** A boolean column as read raw: 0/1 on SQLite. */
 export function boolOf(v: unknown): boolean {
   return v === true || v === 1 || v === '1' || v === 't';
-}
-
-/**
- * Runs `fn` as one synchronous SQLite transaction (BEGIN IMMEDIATE … COMMIT in a single tick of
- * the event loop), or returns `undefined` when the connection is inside another transaction right
- * now (an ORM transaction awaiting between statements): the caller then takes the asynchronous path.
- * Nothing else can run on the connection in between, since JavaScript runs nothing else meanwhile.
- */
-export function syncSqliteTransaction<T>(native: NativeSqlite, fn: () => T): T | undefined {
-  if (native.inTransaction) return undefined;
-  // Prepared (and cached) rather than exec'd: exec parses its text on every call.
-  native.prepare('begin immediate').run();
-  try {
-    const out = fn();
-    native.prepare('commit').run();
-    return out;
-  } catch (err) {
-    if (native.inTransaction) native.prepare('rollback').run();
-    throw err;
-  }
 }

@@ -20,7 +20,7 @@ export async function nextReferenceIn(em: EntityManager, dialect: Dialect, kind:
   return formatReferenceId(kind, day, Number(rows[0]!.value));
 }
 
-/** nextReferenceId on a synchronous SQLite handle, inside syncSqliteTransaction. */
+/** nextReferenceId on a synchronous SQLite handle, inside groupedSqliteTransaction. */
 export function nextReferenceSync(native: NativeSqlite, kind: ReferenceKind, now = new Date()): string {
   const day = referenceDay(now);
   const { value } = native.prepare(COUNTER_SQL).get(`${kind}-${day}`) as { value: number };

@@ -25,7 +25,7 @@ export async function leaseAddress(
   return row ? { id: row.id, address: row.address } : null;
 }
 
-/** leaseAddress on a synchronous SQLite handle, inside syncSqliteTransaction. */
+/** leaseAddress on a synchronous SQLite handle, inside groupedSqliteTransaction. */
 export function leaseAddressSync(native: NativeSqlite, pool: { chain: string; isTestnet: boolean }, paymentId: string, now: Date): LeasedAddress | null {
   const row = native.prepare(LEASE_SQL.sqlite).get(paymentId, toDb('sqlite', now), pool.chain, toDb('sqlite', pool.isTestnet)) as LeasedAddress | undefined;
   return row ? { id: row.id, address: row.address } : null;

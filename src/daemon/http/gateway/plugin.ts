@@ -9,7 +9,8 @@ import { inTransaction } from '../../../db/transaction.ts';
 import { cancelInvoice, insertInvoiceIn, insertInvoiceSync, invoicePayments, latestPayment, loadInvoice, type CreateInvoiceInput } from '../../../db/invoices.ts';
 import { merchantKeyCache, type AuthMerchant } from '../../../db/merchants.ts';
 import { referenceBlocks } from '../../../db/reference-ids.ts';
-import { nativeSqlite, syncSqliteTransaction, type NativeSqlite } from '../../../db/raw-sql.ts';
+import { nativeSqlite, type NativeSqlite } from '../../../db/raw-sql.ts';
+import { groupedSqliteTransaction } from '../../../db/sqlite-group-commit.ts';
 import type { Invoice } from '../../../db/entities/invoice.entity.ts';
 import { chargeRefusedRequest, markSignatureVerified } from '../rate-limit.ts';
 import { listPayments, loadPayment } from '../../../db/payments.ts';
@@ -96,16 +97,17 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
   /** One attempt: the claim, the work and the stored answer in one transaction. */
   async function attempt(req: FastifyRequest, input: ClaimInput, work: WriteWork): Promise<Answer> {
     if (db.dialect === 'sqlite' && work.sqlite) {
-      // SQLite: the whole transaction synchronously, in one tick, when the connection is free.
+      // SQLite: the whole write synchronously, in one tick, committed with the writes of the same
+      // turn of the event loop (src/db/sqlite-group-commit.ts), when no ORM transaction holds the connection.
       const native = await nativeSqlite(db.em());
-      const answer = syncSqliteTransaction(native, () => {
+      const answer = groupedSqliteTransaction(native, () => {
         const id = claimKeySync(native, input);
         const { status, data } = work.sqlite!(native);
         const a = envelope(req, status, data);
         completeKeySync(native, id, a.status, a.body);
         return a;
       });
-      if (answer) return answer;
+      if (answer) return await answer;
     }
     return inTransaction(db, async (em) => {
       const id = await claimKeyIn(em, db.dialect, input);
