@@ -3,7 +3,7 @@ import type { EntityManager } from '@mikro-orm/sql';
 import { newTimeOrderedId } from '../domain/ids.ts';
 import { IdempotencyRecord } from './entities/idempotency-record.entity.ts';
 import type { Database, Dialect } from './orm.ts';
-import { dateOf, rawQuery, toDb, type NativeSqlite, type SqlValue } from './raw-sql.ts';
+import { dateOf, pgStatement, rawQuery, toDb, type NativeSqlite, type SqlValue } from './raw-sql.ts';
 
 /**
  * An IN_FLIGHT row older than this may be re-claimed. Claims now commit only with their completed
@@ -80,6 +80,42 @@ export function completeKeySync(native: NativeSqlite, id: string, statusCode: nu
   native.prepare(COMPLETE_SQL).run(statusCode, body, id);
 }
 
+/** An insert that runs only when the key was claimed: its rows come `from claim` (the claim's CTE). */
+export interface InsertAfterClaim {
+  sql: string;
+  params: SqlValue[];
+}
+
+/** The key exists already (found without an error, see claimAndInsertPg): handled as a unique violation. */
+export class KeyTakenError extends Error {
+  override readonly name = 'KeyTakenError';
+}
+
+/**
+ * On PostgreSQL, a write in one statement (one round trip, atomic on its own): the key is inserted
+ * already COMPLETED with the answer, which the caller built before (every value of the write is
+ * known in advance), and the write's insert takes its rows from that claim. A key that exists
+ * inserts nothing (KeyTakenError: the caller replays it), and so does a merchant point that changed
+ * since it was cached (StaleMerchantError), as with claimKeyIn. `on conflict do nothing` rather
+ * than the unique violation: pg-pool closes the connection of a query that failed.
+ */
+export async function claimAndInsertPg(db: Database, input: ClaimInput, statusCode: number, body: string, insert: InsertAfterClaim, now = new Date()): Promise<void> {
+  const sql = `with claim as (insert into idempotency_record (id, merchant_id, key, fingerprint, state, status_code, response_body, created_at, expires_at)
+      select ?, ?, ?, ?, 'COMPLETED', ?, ?, ?, ? where exists (select 1 from merchant_point where id = ? and version = ? and active = true)
+      on conflict (merchant_id, key) do nothing returning 1),
+    written as (${insert.sql} returning 1)
+    select (select count(*) from written)::int as written, exists (select 1 from merchant_point where id = ? and version = ? and active = true) as fresh`;
+  const params: SqlValue[] = [
+    newTimeOrderedId(now.getTime()), input.merchantId, input.key, input.fingerprint, statusCode, body, now, new Date(now.getTime() + input.ttlMs), input.merchantId, input.merchantVersion,
+    ...insert.params,
+    input.merchantId, input.merchantVersion,
+  ];
+  const row = (await pgStatement(db, sql, params)).rows[0] as { written: number; fresh: boolean };
+  if (row.written > 0) return;
+  if (!row.fresh) throw new StaleMerchantError('merchant point changed since it was cached');
+  throw new KeyTakenError('Idempotency-Key exists');
+}
+
 interface KeyRow {
   id: string;
   fingerprint: string;
@@ -116,6 +152,7 @@ export function isUniqueViolation(err: unknown): boolean {
   // By name as well: a second copy of @mikro-orm/core in a bundle must not turn replays into 500s.
   // Raw driver errors (hand-written SQL bypasses MikroORM's exception converter) by their code.
   if (err instanceof UniqueConstraintViolationException || (err as Error | null)?.name === 'UniqueConstraintViolationException') return true;
+  if (err instanceof KeyTakenError) return true;
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' && UNIQUE_CODES.has(code);
 }

@@ -8,6 +8,7 @@ import { applyExpiry, expiryDue } from './expiry.ts';
 import type { Database } from './orm.ts';
 import { COUNTER_SQL, nextReferenceId } from './reference-ids.ts';
 import { inTransaction } from './transaction.ts';
+import type { InsertAfterClaim } from './idempotency.ts';
 import type { Dialect } from './orm.ts';
 import { formatReferenceId, referenceDay } from '../domain/reference-id.ts';
 import { newId } from '../domain/ids.ts';
@@ -99,6 +100,15 @@ export async function insertInvoiceIn(em: EntityManager, dialect: Dialect, merch
   }
   await rawQuery(em, dialect, INSERT_INVOICE_SQL, insertParams(inv, merchantId));
   return inv;
+}
+
+/** INSERT_INVOICE_SQL taking its one row from the idempotency claim (claimAndInsertPg). */
+const INSERT_INVOICE_AFTER_CLAIM_SQL = INSERT_INVOICE_SQL.replace(/values \((.*)\)$/s, 'select $1 from claim');
+
+/** The gateway's invoice creation as one insert after the claim (PostgreSQL, the reference number taken before). */
+export function invoiceInsertAfterClaim(merchantId: string, input: CreateInvoiceInput, now: Date, referenceId: string): { invoice: NewInvoice; insert: InsertAfterClaim } {
+  const invoice = { ...newInvoice(input, now, 0), referenceId };
+  return { invoice, insert: { sql: INSERT_INVOICE_AFTER_CLAIM_SQL, params: insertParams(invoice, merchantId) } };
 }
 
 /** insertInvoiceIn on a synchronous SQLite handle, inside groupedSqliteTransaction. */

@@ -104,14 +104,7 @@ async function readRowAsync<R>(db: Database, sql: string, params: SqlValue[]): P
     commitBatch(native);
     if (!native.inTransaction) return sqliteRow<R>(native, sql, params);
   }
-  if (db.dialect === 'postgresql') {
-    // Straight to MikroORM's own pg pool (the same connections), as the bare server does: no
-    // query-builder driver in between for a one-statement read.
-    const pool = pgPools.get(db.orm) ?? (await pgPoolOf(db));
-    // A named statement: parsed and planned once per connection, then only bound and executed.
-    const res = await pool.query({ name: statementName(sql), text: textFor('postgresql', sql), values: params.map((v) => toDb('postgresql', v)) });
-    return res.rows[0] as R | undefined;
-  }
+  if (db.dialect === 'postgresql') return (await pgStatement(db, sql, params)).rows[0] as R | undefined;
   const { rows } = await rawQuery<R>(db.em(), db.dialect, sql, params);
   return rows[0];
 }
@@ -133,7 +126,17 @@ export function readApplyingExpiry<R extends { due: number | boolean }>(read: ()
 }
 
 interface PgPool {
-  query(q: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
+  query(q: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[]; rowCount: number | null }>;
+}
+
+/**
+ * One statement on PostgreSQL, outside any transaction (so atomic by itself), straight on
+ * MikroORM's own pg pool (the same connections), as the bare server does: no query-builder driver
+ * in between. A named statement: parsed and planned once per connection, then bound and executed.
+ */
+export async function pgStatement(db: Database, sql: string, params: SqlValue[]): Promise<{ rows: unknown[]; rowCount: number | null }> {
+  const pool = pgPools.get(db.orm) ?? (await pgPoolOf(db));
+  return pool.query({ name: statementName(sql), text: textFor('postgresql', sql), values: params.map((v) => toDb('postgresql', v)) });
 }
 
 const names = new Map<string, string>();

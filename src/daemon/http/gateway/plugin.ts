@@ -3,10 +3,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../../../domain/errors.ts';
 import { fiatExponent } from '../../../domain/fiat-currencies.ts';
 import { invoiceView, paymentInInvoiceView, paymentStatusView, paymentView } from '../../../domain/views.ts';
-import { claimKeyIn, claimKeySync, completeKeyIn, completeKeySync, existingKey, isUniqueViolation, StaleMerchantError, type ClaimInput } from '../../../db/idempotency.ts';
+import { claimAndInsertPg, claimKeyIn, claimKeySync, completeKeyIn, completeKeySync, existingKey, isUniqueViolation, StaleMerchantError, type ClaimInput, type InsertAfterClaim } from '../../../db/idempotency.ts';
 import type { Database } from '../../../db/orm.ts';
 import { inTransaction } from '../../../db/transaction.ts';
-import { cancelInvoice, insertInvoiceIn, insertInvoiceSync, invoicePayments, latestPayment, loadInvoice, type CreateInvoiceInput } from '../../../db/invoices.ts';
+import { cancelInvoice, insertInvoiceIn, insertInvoiceSync, invoiceInsertAfterClaim, invoicePayments, latestPayment, loadInvoice, type CreateInvoiceInput } from '../../../db/invoices.ts';
 import { merchantKeyCache, type AuthMerchant } from '../../../db/merchants.ts';
 import { referenceBlocks } from '../../../db/reference-ids.ts';
 import { nativeSqlite, type NativeSqlite } from '../../../db/raw-sql.ts';
@@ -55,10 +55,14 @@ function sendAnswer(reply: FastifyReply, answer: Answer, replayed = false): Fast
   return reply.send(answer.body);
 }
 
-/** A write's work: on any database (async), and optionally as a synchronous SQLite body. */
+/**
+ * A write's work: on any database (async), and optionally as a synchronous SQLite body, or as one
+ * insert after the claim on PostgreSQL (every value known before the statement runs).
+ */
 interface WriteWork {
   run(tx: Database): Promise<{ status: number; data: unknown }>;
   sqlite?(native: NativeSqlite): { status: number; data: unknown };
+  postgres?(): { status: number; data: unknown; insert: InsertAfterClaim };
 }
 
 /** The merchant gateway (/api/v1): HMAC-signed, idempotent writes, everything scoped to the key's point. */
@@ -108,6 +112,13 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
         return a;
       });
       if (answer) return await answer;
+    }
+    if (db.dialect === 'postgresql' && work.postgres) {
+      // PostgreSQL: the claim, completed with its answer, and the write in one statement (one round trip).
+      const { status, data, insert } = work.postgres();
+      const a = envelope(req, status, data);
+      await claimAndInsertPg(db, input, a.status, a.body, insert);
+      return a;
     }
     return inTransaction(db, async (em) => {
       const id = await claimKeyIn(em, db.dialect, input);
@@ -194,6 +205,12 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
     return idempotent(req, reply, {
       run: async (tx) => ({ status: 201, data: invoiceView((await insertInvoiceIn(tx.em(), tx.dialect, merchantId(), input, now, referenceId)) as Invoice) }),
       sqlite: (native) => ({ status: 201, data: invoiceView(insertInvoiceSync(native, merchantId(), input, now) as Invoice) }),
+      ...(referenceId && {
+        postgres: () => {
+          const { invoice, insert } = invoiceInsertAfterClaim(merchantId(), input, now, referenceId);
+          return { status: 201, data: invoiceView(invoice as Invoice), insert };
+        },
+      }),
     });
   });
 
