@@ -60,13 +60,15 @@ export function groupedSqliteTransaction<T>(native: NativeSqlite, fn: () => T): 
     out = fn();
     run(native, 'release cg_write');
   } catch (err) {
-    if (native.inTransaction) {
+    try {
+      if (!native.inTransaction) throw err; // SQLite rolled the whole transaction back itself
       run(native, 'rollback to cg_write');
       run(native, 'release cg_write');
       batch.working = false;
-    } else {
-      // SQLite rolled the whole transaction back: every write of the batch is gone with it.
+    } catch {
+      // The batch cannot be trusted past this write: none of it is kept, none of it answered.
       batches.delete(native);
+      if (native.inTransaction) native.prepare('rollback').run();
       for (const m of batch.members) m.reject(err);
     }
     throw err;
