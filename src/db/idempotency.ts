@@ -84,6 +84,8 @@ export function completeKeySync(native: NativeSqlite, id: string, statusCode: nu
 export interface InsertAfterClaim {
   sql: string;
   params: SqlValue[];
+  /** The PostgreSQL type of each parameter: given, the write may share a statement with others (src/db/pg-group-commit.ts). */
+  types?: readonly string[];
 }
 
 /** The key exists already (found without an error, see claimAndInsertPg): handled as a unique violation. */

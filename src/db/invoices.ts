@@ -105,10 +105,13 @@ export async function insertInvoiceIn(em: EntityManager, dialect: Dialect, merch
 /** INSERT_INVOICE_SQL taking its one row from the idempotency claim (claimAndInsertPg). */
 const INSERT_INVOICE_AFTER_CLAIM_SQL = INSERT_INVOICE_SQL.replace(/values \((.*)\)$/s, 'select $1 from claim');
 
+/** The PostgreSQL type of each of insertParams' values, in order. */
+const INSERT_INVOICE_TYPES = ['varchar', 'varchar', 'varchar', 'varchar', 'varchar', 'varchar', 'varchar', 'varchar', 'varchar', 'jsonb', 'jsonb', 'varchar', 'varchar', 'timestamptz', 'timestamptz', 'timestamptz'] as const;
+
 /** The gateway's invoice creation as one insert after the claim (PostgreSQL, the reference number taken before). */
 export function invoiceInsertAfterClaim(merchantId: string, input: CreateInvoiceInput, now: Date, referenceId: string): { invoice: NewInvoice; insert: InsertAfterClaim } {
   const invoice = { ...newInvoice(input, now, 0), referenceId };
-  return { invoice, insert: { sql: INSERT_INVOICE_AFTER_CLAIM_SQL, params: insertParams(invoice, merchantId) } };
+  return { invoice, insert: { sql: INSERT_INVOICE_AFTER_CLAIM_SQL, params: insertParams(invoice, merchantId), types: INSERT_INVOICE_TYPES } };
 }
 
 /** insertInvoiceIn on a synchronous SQLite handle, inside groupedSqliteTransaction. */

@@ -136,7 +136,7 @@ interface PgPool {
  */
 export async function pgStatement(db: Database, sql: string, params: SqlValue[]): Promise<{ rows: unknown[]; rowCount: number | null }> {
   const pool = pgPools.get(db.orm) ?? (await pgPoolOf(db));
-  return pool.query({ name: statementName(sql), text: textFor('postgresql', sql), values: params.map((v) => toDb('postgresql', v)) });
+  return pool.query({ name: statementName(sql), text: textFor('postgresql', sql), values: params });
 }
 
 const names = new Map<string, string>();

@@ -3,7 +3,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../../../domain/errors.ts';
 import { fiatExponent } from '../../../domain/fiat-currencies.ts';
 import { invoiceView, paymentInInvoiceView, paymentStatusView, paymentView } from '../../../domain/views.ts';
-import { claimAndInsertPg, claimKeyIn, claimKeySync, completeKeyIn, completeKeySync, existingKey, isUniqueViolation, StaleMerchantError, type ClaimInput, type InsertAfterClaim } from '../../../db/idempotency.ts';
+import { claimAndInsertPgGrouped } from '../../../db/pg-group-commit.ts';
+import { claimKeyIn, claimKeySync, completeKeyIn, completeKeySync, existingKey, isUniqueViolation, StaleMerchantError, type ClaimInput, type InsertAfterClaim } from '../../../db/idempotency.ts';
 import type { Database } from '../../../db/orm.ts';
 import { inTransaction } from '../../../db/transaction.ts';
 import { cancelInvoice, insertInvoiceIn, insertInvoiceSync, invoiceInsertAfterClaim, invoicePayments, latestPayment, loadInvoice, type CreateInvoiceInput } from '../../../db/invoices.ts';
@@ -114,10 +115,11 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
       if (answer) return await answer;
     }
     if (db.dialect === 'postgresql' && work.postgres) {
-      // PostgreSQL: the claim, completed with its answer, and the write in one statement (one round trip).
+      // PostgreSQL: the claim, completed with its answer, and the write in one statement (one round trip),
+      // shared with the writes that wait for a slot (src/db/pg-group-commit.ts).
       const { status, data, insert } = work.postgres();
       const a = envelope(req, status, data);
-      await claimAndInsertPg(db, input, a.status, a.body, insert);
+      await claimAndInsertPgGrouped(db, input, a.status, a.body, insert);
       return a;
     }
     return inTransaction(db, async (em) => {
