@@ -6,7 +6,7 @@ import { pgStatement, type SqlValue } from './raw-sql.ts';
 // Group commit for PostgreSQL's signed writes (claimAndInsertPg). One write is one statement, and a
 // statement costs PostgreSQL far more than its rows: a wake-up, parse and bind, executor start-up,
 // its own commit and WAL flush (perf, docs/performance.md "Seventh round"). So the writes that wait
-// while every batch slot is taken leave together, as one statement over arrays (unnest): each row
+// while every batch slot is taken leave together, as one statement over their rows (one JSON parameter read by json_to_recordset): each row
 // claims its key `on conflict do nothing`, the work's rows are inserted only for the claims that
 // were made, and one row per write says what became of it. One statement is one transaction.
 //
