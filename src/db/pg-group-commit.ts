@@ -6,8 +6,8 @@ import { pgStatement, type SqlValue } from './raw-sql.ts';
 // Group commit for PostgreSQL's signed writes (claimAndInsertPg). One write is one statement, and a
 // statement costs PostgreSQL far more than its rows: a wake-up, parse and bind, executor start-up,
 // its own commit and WAL flush (perf, docs/performance.md "Seventh round"). So the writes that wait
-// while every batch slot is taken leave together, as one statement over their rows (one JSON parameter read by json_to_recordset): each row
-// claims its key `on conflict do nothing`, the work's rows are inserted only for the claims that
+// while the batch statement before them runs leave together, as one statement over their rows (one
+// JSON parameter read by json_to_recordset): each row claims its key `on conflict do nothing`, the work's rows are inserted only for the claims that
 // were made, and one row per write says what became of it. One statement is one transaction.
 //
 // What each request sees is what claimAndInsertPg gives it alone:
@@ -20,7 +20,10 @@ import { pgStatement, type SqlValue } from './raw-sql.ts';
 
 /** Writes in one statement at most. */
 const MAX_BATCH = 64;
-/** Batch statements running at once (of the pool's connections); the rest wait and grow the next batch. */
+/**
+ * Batch statements running at once (of the pool's ten connections); the rest wait and grow the next
+ * batch. 1 measured best of 1, 2, 4 and 8 (docs/performance.md, "Seventh round").
+ */
 const MAX_IN_FLIGHT = 1;
 
 interface Pending {
@@ -41,7 +44,7 @@ interface Queue {
 
 const queues = new WeakMap<object, Map<string, Queue>>();
 
-/** claimAndInsertPg, committed with the other writes of the same insert that are waiting for a slot. */
+/** claimAndInsertPg, committed with the other writes of the same insert that wait for the running batch. */
 export function claimAndInsertPgGrouped(db: Database, input: ClaimInput, statusCode: number, body: string, insert: InsertAfterClaim, now = new Date()): Promise<void> {
   if (!insert.types) return claimAndInsertPg(db, input, statusCode, body, insert, now);
   let byInsert = queues.get(db.orm);

@@ -116,7 +116,7 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
     }
     if (db.dialect === 'postgresql' && work.postgres) {
       // PostgreSQL: the claim, completed with its answer, and the write in one statement (one round trip),
-      // shared with the writes that wait for a slot (src/db/pg-group-commit.ts).
+      // shared with the writes that wait for the running batch (src/db/pg-group-commit.ts).
       const { status, data, insert } = work.postgres();
       const a = envelope(req, status, data);
       await claimAndInsertPgGrouped(db, input, a.status, a.body, insert);
