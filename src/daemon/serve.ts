@@ -1,4 +1,4 @@
-import type { FastifyInstance, onResponseHookHandler } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Common } from '../common.ts';
 import { sweepExpired } from '../db/expiry.ts';
 import { sqlitePath } from '../db/orm.ts';
@@ -43,19 +43,9 @@ export async function buildDaemonApp(deps: DaemonDeps, metrics?: DaemonMetrics):
     trustProxy: config.server.trustProxy,
     requestTimeoutMs: config.server.requestTimeoutMs,
     headersTimeoutMs: config.server.headersTimeoutMs,
+    // Each answer counted under its route's path; requests no route matched under 'unmatched'.
+    ...(metrics ? { observeRequest: metrics.observeRequest } : {}),
   });
-  if (metrics) {
-    // Each route counts its own requests under its path, known here once (req.routeOptions builds
-    // an object on every read, docs/performance.md); requests no route matched count as 'unmatched'.
-    const observeAs = (route: string, onlyUnmatched = false): onResponseHookHandler => (req, reply, done) => {
-      if (!onlyUnmatched || req.is404) metrics.observeRequest(route, req.method, reply.statusCode, reply.elapsedTime / 1000);
-      done();
-    };
-    app.addHook('onRoute', (route) => {
-      route.onResponse = [...[route.onResponse ?? []].flat(), observeAs(route.url)];
-    });
-    app.addHook('onResponse', observeAs('unmatched', true));
-  }
   // Both surfaces describe themselves (OpenAPI 3.1 from the validating zod schemas), unsigned.
   const gatewaySpec = JSON.stringify(openApiDocument('gateway'));
   const checkoutSpec = JSON.stringify(openApiDocument('checkout'));
