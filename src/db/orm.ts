@@ -9,6 +9,7 @@ import { ENTITIES } from './entities/all.ts';
 import { EsmMigrationGenerator } from './esm-migration-generator.ts';
 import { nativeSqlite, type NativeSqlite } from './raw-sql.ts';
 import { commitBatch } from './sqlite-group-commit.ts';
+import { cachePrepared } from './statement-cache.ts';
 
 export type Dialect = 'sqlite' | 'postgresql';
 
@@ -53,27 +54,18 @@ const PAGE_CACHE_KIB = 2000;
 
 /**
  * Kysely prepares every SQLite statement anew; better-sqlite3 statements are reusable (and the API
- * is synchronous, so one is never run twice at once), so keep the recently used ones by SQL text.
- * MikroORM inlines parameters, so its statements rarely repeat; the hand-written hot paths bind
- * theirs and stay at the recent end.
+ * is synchronous, so one is never run twice at once), so keep the recently used ones by SQL text
+ * (src/db/statement-cache.ts). MikroORM inlines parameters, so its statements rarely repeat; the
+ * hand-written hot paths bind theirs and stay.
  */
 async function cachePreparedStatements(orm: MikroORM): Promise<void> {
   type Native = { prepare(sql: string): unknown };
   const native = (await (orm.em.getConnection() as unknown as { getNativeClient(): Promise<Native> }).getNativeClient()) as Native;
-  const prepare = native.prepare.bind(native);
-  const cache = new Map<string, unknown>();
+  const cached = cachePrepared(native.prepare.bind(native), STATEMENT_CACHE_SIZE);
   native.prepare = (sql: string) => {
     // Whatever else runs on the connection runs after the open group commit, never inside it.
     commitBatch(native as unknown as NativeSqlite);
-    let stmt = cache.get(sql);
-    if (stmt === undefined) {
-      stmt = prepare(sql);
-      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
-    } else {
-      cache.delete(sql);
-    }
-    cache.set(sql, stmt);
-    return stmt;
+    return cached(sql);
   };
 }
 
