@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { connect } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { Invoice } from '../../src/db/entities/invoice.entity.ts';
 import { MerchantPoint } from '../../src/db/entities/merchant-point.entity.ts';
 import { runCli } from '../helpers/cli.ts';
 import { createTestDatabase, DIALECTS, skipUnless } from '../helpers/databases.ts';
@@ -65,6 +66,53 @@ for (const dialect of DIALECTS) {
       assert.equal(big.status, 201, big.text);
       const co = await d.signed('POST', `/api/v1/invoices/${big.json.data.id}/checkout`, { blockchain: 'ethereum', cryptoCurrency: 'ETH' });
       assert.equal(co.status, 201, co.text);
+    });
+
+    test('lone UTF-16 surrogates are refused naming the field and nothing is stored; a pair is stored exactly; only a UTF-8 charset is read', async (t) => {
+      const d = await startTestDaemon(t, dialect);
+      await d.seedPool('ethereum', evmAddresses(3));
+      const storedRows = (orderId: string) => d.common.db.em().fork().count(Invoice, { orderId });
+      const surrogateError = (res: { status: number; json: { error: { code: string; details?: { path: string; message: string }[] } } }, path: string) => {
+        assert.deepEqual([res.status, res.json.error.code], [400, 'VALIDATION_ERROR'], JSON.stringify(res.json));
+        assert.deepEqual(res.json.error.details?.map((x) => x.path), [path]);
+        assert.match(res.json.error.details![0]!.message, /lone UTF-16 surrogate/);
+      };
+
+      // A high surrogate alone in a signed creation: 400 before the idempotency claim, so nothing is
+      // stored and the same key can be used again for a good body.
+      const lone = await d.signed('POST', '/api/v1/invoices', undefined, { raw: '{"orderId":"s1","amount":"2500","currency":"USD","description":"x\\ud800"}', idempotencyKey: 'surrogate-1' });
+      surrogateError(lone, 'body.description');
+      assert.equal(await storedRows('s1'), 0);
+      // A low surrogate alone in a metadata key.
+      const key = await d.signed('POST', '/api/v1/invoices', undefined, { raw: '{"orderId":"s2","amount":"2500","currency":"USD","metadata":{"\\udc00":"v"}}' });
+      surrogateError(key, 'body.metadata.\\udc00');
+      assert.equal(await storedRows('s2'), 0);
+
+      // A well-formed pair (an emoji), as escapes and as raw UTF-8: answered and stored exactly.
+      const pair = await d.signed('POST', '/api/v1/invoices', undefined, { raw: '{"orderId":"s1","amount":"2500","currency":"USD","description":"x\\ud83d\\ude00","metadata":{"\\ud83d\\ude00":"😀"}}', idempotencyKey: 'surrogate-1' });
+      assert.equal(pair.status, 201, pair.text);
+      assert.equal(pair.json.data.description, 'x😀');
+      assert.deepEqual(pair.json.data.metadata, { '😀': '😀' });
+      const read = await d.signed('GET', `/api/v1/invoices/${pair.json.data.id}`);
+      assert.equal(read.json.data.description, 'x😀');
+      assert.deepEqual(read.json.data.metadata, { '😀': '😀' });
+      const row = await d.common.db.em().fork().findOneOrFail(Invoice, { id: pair.json.data.id });
+      assert.equal(row.description, 'x\ud83d\ude00');
+
+      // The buyer API reads its bodies the same way.
+      const checkout = await d.plain('POST', `/checkout/api/v1/invoices/${pair.json.data.id}/checkout`, '{"blockchain":"ethereum","cryptoCurrency":"ETH\\udbff"}');
+      surrogateError(checkout, 'body.cryptoCurrency');
+
+      // Bodies are read as UTF-8 only: another charset is a 415 before authentication, on both surfaces.
+      const latin1 = await d.signed('POST', '/api/v1/invoices', { ...INVOICE, orderId: 's3' }, { headers: { 'Content-Type': 'application/json; charset=latin1' } });
+      assert.deepEqual([latin1.status, latin1.json.error.code], [415, 'UNSUPPORTED_MEDIA_TYPE'], latin1.text);
+      const unsigned = await d.plain('POST', '/api/v1/invoices', { ...INVOICE, orderId: 's3' }, { 'Content-Type': 'application/json; charset=ISO-8859-1' });
+      assert.deepEqual([unsigned.status, unsigned.json.error.code], [415, 'UNSUPPORTED_MEDIA_TYPE']);
+      const buyer = await d.plain('POST', `/checkout/api/v1/invoices/${pair.json.data.id}/checkout`, { blockchain: 'ethereum', cryptoCurrency: 'ETH' }, { 'Content-Type': 'application/json; charset=utf-16' });
+      assert.deepEqual([buyer.status, buyer.json.error.code], [415, 'UNSUPPORTED_MEDIA_TYPE']);
+      assert.equal(await storedRows('s3'), 0);
+      const quoted = await d.signed('POST', '/api/v1/invoices', { ...INVOICE, orderId: 's3' }, { headers: { 'Content-Type': 'application/json; charset="UTF-8"' } });
+      assert.equal(quoted.status, 201, quoted.text);
     });
   });
 }

@@ -5,6 +5,7 @@ import type { Logger } from '../../logger.ts';
 import { http } from '../../node-http.ts';
 import { errorBody } from './envelope.ts';
 import { requestLoggerFactory } from './request-logger.ts';
+import { unsupportedCharset } from './validation.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -116,7 +117,12 @@ export function createHttpApp(options: AppOptions): FastifyInstance {
   app.decorate('registeredRoutes', registered);
 
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  // Kept as bytes for the signature; parsed by jsonBody. A charset other than UTF-8 is a 415 here, before authentication.
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
+    const refused = unsupportedCharset(req.headers['content-type']);
+    if (refused) done(refused, undefined);
+    else done(null, body);
+  });
 
   let closing = false;
   app.addHook('preClose', async () => {
