@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/sql';
 import { newTimeOrderedId } from '../domain/ids.ts';
 import { IdempotencyRecord } from './entities/idempotency-record.entity.ts';
 import type { Database, Dialect } from './orm.ts';
+import { retryOnLockConflict } from './transaction.ts';
 import { dateOf, pgStatement, rawQuery, toDb, type NativeSqlite, type SqlValue } from './raw-sql.ts';
 
 /**
@@ -160,5 +161,5 @@ export function isUniqueViolation(err: unknown): boolean {
 }
 
 export async function purgeExpiredKeys(db: Database, now = new Date()): Promise<number> {
-  return db.em().nativeDelete(IdempotencyRecord, { expiresAt: { $lte: now } });
+  return retryOnLockConflict(() => db.em().nativeDelete(IdempotencyRecord, { expiresAt: { $lte: now } }));
 }

@@ -53,6 +53,26 @@ const STATEMENT_CACHE_SIZE = 100;
 const PAGE_CACHE_KIB = 2000;
 
 /**
+ * Every SQLite connection: WAL so the daemon and the indexers read while one writes; synchronous
+ * FULL so a commit is on disk before it is answered (in WAL mode NORMAL defers the fsync to the next
+ * checkpoint, and a power cut could roll back acknowledged writes); SQLite checkpoints on its own
+ * (wal_autocheckpoint, its default of 1,000 pages). Writers queue on busy_timeout, except the
+ * daemon's, which never sleeps on a lock (sleepOnLocks). Savepoint journals (one per write of a
+ * group commit) stay in memory rather than in a temporary file each.
+ */
+const SQLITE_PRAGMAS = ['journal_mode = wal', 'synchronous = full', 'busy_timeout = 10000', `cache_size = -${PAGE_CACHE_KIB}`, 'temp_store = memory'];
+
+/**
+ * Whether this process's SQLite connection may sleep on another process's lock (busy_timeout).
+ * The daemon turns it off: a sleeping better-sqlite3 call would hold its event loop (and /healthz)
+ * for the whole wait; its writes wait between attempts instead (src/db/transaction.ts).
+ */
+export async function sleepOnLocks(db: Database, sleep: boolean): Promise<void> {
+  if (db.dialect !== 'sqlite') return;
+  (await nativeSqlite(db.orm.em as unknown as EntityManager)).prepare(`pragma busy_timeout = ${sleep ? 10_000 : 0}`).get();
+}
+
+/**
  * Kysely prepares every SQLite statement anew; better-sqlite3 statements are reusable (and the API
  * is synchronous, so one is never run twice at once), so keep the recently used ones by SQL text
  * (src/db/statement-cache.ts). MikroORM inlines parameters, so its statements rarely repeat; the
@@ -94,24 +114,24 @@ export async function openDatabase(url: string, options: { debug?: boolean; pool
     const path = sqlitePath(url);
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     const { MikroORM: SqliteORM } = await import('@mikro-orm/sqlite');
-    orm = await SqliteORM.init({
-      ...common,
-      dbName: path,
-      // WAL lets the daemon and the indexers read while one writes; busy_timeout makes writers queue.
-      onCreateConnection: async (connection: unknown) => {
-        const conn = connection as { executeQuery(q: CompiledQuery): Promise<unknown> };
-        await conn.executeQuery(CompiledQuery.raw('pragma journal_mode = wal'));
-        await conn.executeQuery(CompiledQuery.raw('pragma busy_timeout = 10000'));
-        await conn.executeQuery(CompiledQuery.raw('pragma synchronous = normal'));
-        await conn.executeQuery(CompiledQuery.raw(`pragma cache_size = -${PAGE_CACHE_KIB}`));
-        // Savepoint journals (one per write of a group commit, src/db/sqlite-group-commit.ts) in
-        // memory: on disk each batch made a temporary file in /var/tmp and wrote its pages there.
-        await conn.executeQuery(CompiledQuery.raw('pragma temp_store = memory'));
-      },
-    });
-    await cachePreparedStatements(orm);
-    // Known from the start, so even the first buyer read runs synchronously (readRow).
-    await nativeSqlite(orm.em as unknown as EntityManager);
+    // SQLite creates its WAL and SHM with the database file's permissions: created private, all three are.
+    const umask = process.umask(0o077);
+    try {
+      orm = await SqliteORM.init({
+        ...common,
+        dbName: path,
+        onCreateConnection: async (connection: unknown) => {
+          const conn = connection as { executeQuery(q: CompiledQuery): Promise<unknown> };
+          for (const pragma of SQLITE_PRAGMAS) await conn.executeQuery(CompiledQuery.raw(`pragma ${pragma}`));
+        },
+      });
+      await cachePreparedStatements(orm);
+      // Known from the start, so even the first buyer read runs synchronously (readRow); this also
+      // opens the connection, and so creates the files, while the umask holds.
+      await nativeSqlite(orm.em as unknown as EntityManager);
+    } finally {
+      process.umask(umask);
+    }
   } else {
     const { MikroORM: PgORM } = await import('@mikro-orm/postgresql');
     orm = await PgORM.init({ ...common, clientUrl: url, pool: { min: 0, max: options.poolMax ?? 10 } });

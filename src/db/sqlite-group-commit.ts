@@ -1,3 +1,4 @@
+import { isLockConflict } from '../domain/errors.ts';
 import type { NativeSqlite } from './raw-sql.ts';
 
 // Group commit for SQLite's synchronous writes. Each write of the hot paths (a signed creation, a
@@ -42,13 +43,19 @@ function run(native: NativeSqlite, sql: string): void {
  * Runs `fn` synchronously as part of the connection's current batch (opening one when there is
  * none) and returns the promise of its result, settled once the batch has committed. `undefined`
  * when the connection is inside another transaction right now (an ORM transaction awaiting between
- * statements): the caller then takes the asynchronous path.
+ * statements) or another process holds the write lock: the caller then takes the asynchronous path.
  */
 export function groupedSqliteTransaction<T>(native: NativeSqlite, fn: () => T): Promise<T> | undefined {
   let batch = batches.get(native);
   if (batch === undefined) {
     if (native.inTransaction) return undefined;
-    run(native, 'begin immediate');
+    try {
+      run(native, 'begin immediate');
+    } catch (err) {
+      // Another process holds the write lock: the caller waits for it asynchronously instead.
+      if (isLockConflict(err)) return undefined;
+      throw err;
+    }
     batch = { members: [], working: false };
     batches.set(native, batch);
     setImmediate(() => commitBatch(native));

@@ -1,28 +1,39 @@
 import type { EntityManager } from '@mikro-orm/sql';
+import { databaseBusy, isLockConflict } from '../domain/errors.ts';
 import type { Database } from './orm.ts';
 
-const RETRYABLE = new Set(['SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_LOCKED', '40001', '40P01']);
+/**
+ * How long a write keeps trying to take the database's lock before it is answered DATABASE_BUSY.
+ * The daemon's SQLite connection never sleeps on a lock itself (busy_timeout 0, src/db/orm.ts):
+ * the waits happen here, between attempts, with the event loop free.
+ */
+export const LOCK_WAIT_MS = 5_000;
 
-function isRetryable(err: unknown): boolean {
-  for (let e: unknown = err; e && typeof e === 'object'; e = (e as { cause?: unknown }).cause) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && RETRYABLE.has(code)) return true;
-  }
-  return false;
+function backoffMs(attempt: number): number {
+  return Math.min(5 * 2 ** attempt, 100) + Math.random() * 20;
 }
 
 /**
  * Runs `fn` in one database transaction on a fresh EntityManager: a state change and the event it
- * causes commit together or not at all. Lock conflicts between processes (SQLite busy, PostgreSQL
- * serialization failure or deadlock) are retried a few times from the start.
+ * causes commit together or not at all. A transaction that loses a lock to another connection
+ * (SQLite busy, PostgreSQL serialization failure, deadlock or lock timeout) is rolled back and run
+ * again from the start until LOCK_WAIT_MS have passed, then DATABASE_BUSY is thrown.
  */
 export async function inTransaction<T>(db: Database, fn: (em: EntityManager) => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
+  return retryOnLockConflict(() => db.em().transactional((em) => fn(em as EntityManager)));
+}
+
+/** Runs `attempt` again while it fails on a lost lock, for at most LOCK_WAIT_MS. */
+export async function retryOnLockConflict<T>(attempt: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (let n = 0; ; n++) {
     try {
-      return await db.em().transactional((em) => fn(em as EntityManager));
+      return await attempt();
     } catch (err) {
-      if (attempt >= 5 || !isRetryable(err)) throw err;
-      await new Promise((r) => setTimeout(r, 20 * attempt + Math.random() * 30));
+      if (!isLockConflict(err)) throw err;
+      const wait = backoffMs(n);
+      if (Date.now() + wait > deadline) throw databaseBusy(err);
+      await new Promise((r) => setTimeout(r, wait));
     }
   }
 }

@@ -35,6 +35,7 @@ export const ERROR_STATUS = {
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMITED: 429,
   SERVICE_UNAVAILABLE: 503,
+  DATABASE_BUSY: 503,
   INTERNAL_ERROR: 500,
 } as const;
 
@@ -63,6 +64,27 @@ export class GatewayError extends Error {
     this.details = options.details;
     this.headers = options.headers;
   }
+}
+
+/**
+ * Driver codes of a write that lost a lock to another connection: SQLite busy or locked, PostgreSQL
+ * serialization failure, deadlock, lock_not_available (lock_timeout) and lock-timeout cancellation.
+ * Retried from the start of the transaction; when that does not succeed in time, DATABASE_BUSY.
+ */
+const LOCK_CONFLICT_CODES = new Set(['SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_BUSY_RECOVERY', 'SQLITE_LOCKED', '40001', '40P01', '55P03']);
+
+/** Whether `err` (or any error in its cause chain) is a lost lock rather than a fault. */
+export function isLockConflict(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && LOCK_CONFLICT_CODES.has(code)) return true;
+  }
+  return false;
+}
+
+/** The coded answer for a write that could not get the database's lock in time. */
+export function databaseBusy(cause: unknown): GatewayError {
+  return new GatewayError('DATABASE_BUSY', 'The database is busy (another process holds its write lock); retry shortly', { headers: { 'Retry-After': '1' }, cause });
 }
 
 /** A mistake by whoever ran the program (bad flag, bad config, unknown id): exit code 2, one clear line. */

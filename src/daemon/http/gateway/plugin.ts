@@ -154,14 +154,15 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
         }
         if (!isUniqueViolation(err)) throw err;
       }
-      const answered = await replayOf(reply, input);
-      if (answered) return answered;
+      // A reply is a thenable: the stored answer is returned as data and sent here, never awaited as a reply.
+      const stored = await storedAnswer(input);
+      if (stored) return sendAnswer(reply, stored, true);
     }
     throw new GatewayError('IDEMPOTENCY_KEY_CONFLICT', 'A request with this Idempotency-Key is still being processed; back off and retry');
   }
 
-  /** The answer for a key that exists already, or null when it is free (again). */
-  async function replayOf(reply: FastifyReply, input: ClaimInput): Promise<FastifyReply | null> {
+  /** The stored answer for a key that exists already, or null when it is free (again). */
+  async function storedAnswer(input: ClaimInput): Promise<Answer | null> {
     const existing = await existingKey(db, input);
     if (!existing) return null; // released (a failed handler) or expired between our insert and read: try again
     switch (existing.kind) {
@@ -170,7 +171,7 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
       case 'in_flight':
         throw new GatewayError('IDEMPOTENCY_KEY_CONFLICT', 'A request with this Idempotency-Key is still being processed; back off and retry');
       case 'replay':
-        return sendAnswer(reply, { status: existing.statusCode, body: existing.body }, true);
+        return { status: existing.statusCode, body: existing.body };
       case 'claimed':
         return null;
     }
@@ -259,8 +260,8 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
       planned = await planCheckout(deps, checkout);
     } catch (err) {
       const write = state.get(req)!.write!;
-      const replay = await replayOf(reply, { merchantId: checkout.merchantId!, merchantVersion: 0, key: write.key, fingerprint: write.fingerprint, ttlMs });
-      if (replay) return replay;
+      const stored = await storedAnswer({ merchantId: checkout.merchantId!, merchantVersion: 0, key: write.key, fingerprint: write.fingerprint, ttlMs });
+      if (stored) return sendAnswer(reply, stored, true);
       throw err;
     }
     const { plan } = planned;
