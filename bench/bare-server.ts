@@ -107,7 +107,7 @@ function sqliteStore(path: string): Store {
   const db = new BetterSqlite3(path);
   db.pragma('journal_mode = wal');
   db.pragma('busy_timeout = 10000');
-  db.pragma('synchronous = normal');
+  db.pragma('synchronous = full'); // durable commits, as chaingate's (src/db/orm.ts)
   // chaingate's page cache (src/db/orm.ts PAGE_CACHE_KIB; better-sqlite3's own default is 16 MB),
   // so the two servers differ in code, not in database settings.
   db.pragma('cache_size = -2000');
