@@ -16,20 +16,28 @@ const windowLimit = z.strictObject({ max: z.int().min(1), windowMs: z.int().min(
 
 export const configSchema = z.strictObject({
   database: z.strictObject({ url: databaseUrl }),
-  server: z.strictObject({
-    host: z.string().min(1),
-    port: z.coerce.number().int().min(0).max(65_535),
-    trustProxy: z.boolean(),
-    bodyLimit: z.int().min(1024).max(64 * 1024 * 1024),
-    checkoutPageUrl: z.url().nullable(),
-    checkoutAllowedOrigins: z.array(z.string()),
-    /** Whole request (headers and body) must arrive within this; a slow client is cut off with 408. */
-    requestTimeoutMs: z.int().min(1000).max(600_000),
-    /** Headers must arrive within this. */
-    headersTimeoutMs: z.int().min(1000).max(600_000),
-    /** On SIGTERM, in-flight requests get this long before their connections are closed. */
-    shutdownGraceMs: z.int().min(0).max(600_000),
-  }),
+  server: z
+    .strictObject({
+      host: z.string().min(1),
+      port: z.coerce.number().int().min(0).max(65_535),
+      trustProxy: z.boolean(),
+      bodyLimit: z.int().min(1024).max(64 * 1024 * 1024),
+      checkoutPageUrl: z.url().nullable(),
+      checkoutAllowedOrigins: z.array(z.string()),
+      /** Whole request (headers and body) must arrive within this; a slow client is cut off with 408. */
+      requestTimeoutMs: z.int().min(1000).max(600_000),
+      /** Headers must arrive within this; it also ends a new connection that sends nothing. */
+      headersTimeoutMs: z.int().min(1000).max(600_000),
+      /** An idle keep-alive connection is closed after this; above the load balancer's own idle timeout. */
+      keepAliveTimeoutMs: z.int().min(1000).max(600_000),
+      /** On SIGTERM, in-flight requests and webhook attempts get this long before they are cut off. */
+      shutdownGraceMs: z.int().min(0).max(600_000),
+    })
+    // Node refuses to start a server whose headers timeout exceeds its request timeout.
+    .refine((s) => s.requestTimeoutMs >= s.headersTimeoutMs, {
+      path: ['requestTimeoutMs'],
+      message: 'must be at least server.headersTimeoutMs (the whole request cannot arrive before its headers)',
+    }),
   security: z.strictObject({
     masterKey: z.string().min(32, 'at least 32 characters (e.g. `openssl rand -hex 32`)').nullable(),
   }),

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import type { RequestListener, ServerOptions, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type HTTPMethods, type RouteHandlerMethod } from 'fastify';
-import { ERROR_STATUS, GatewayError, type ErrorCode } from '../../domain/errors.ts';
+import { databaseBusy, ERROR_STATUS, GatewayError, isLockConflict, type ErrorCode } from '../../domain/errors.ts';
 import type { Logger } from '../../logger.ts';
 import { http } from '../../node-http.ts';
 import { errorBody } from './envelope.ts';
@@ -19,6 +21,8 @@ export interface AppOptions {
   trustProxy: boolean;
   requestTimeoutMs?: number;
   headersTimeoutMs?: number;
+  /** Idle keep-alive connections are closed after this (Node's own default is 5 s). */
+  keepAliveTimeoutMs?: number;
   /** Told of every answered request (the metrics): its route ('unmatched' when none), method, status and seconds. */
   observeRequest?: (route: string, method: string, status: number, seconds: number) => void;
 }
@@ -66,16 +70,53 @@ class AnswerObserver extends LogController {
 }
 
 /**
+ * Node's HTTP server, whose close() also makes every answer still being written the last on its
+ * connection (`Connection: close`). Node would otherwise keep such a connection open and idle until
+ * its keep-alive timeout, and the client's next request on it would meet the shutdown's cut-off.
+ */
+class DrainingServer extends http.Server {
+  /** The latest response of each open connection (finished or not). */
+  private readonly latest = new Map<Socket, ServerResponse>();
+  private draining = false;
+
+  constructor(options: ServerOptions, handler: RequestListener) {
+    super(options);
+    this.on('connection', (socket: Socket) => socket.once('close', () => this.latest.delete(socket)));
+    this.on('request', (req, res) => {
+      this.latest.set(req.socket, res);
+      if (this.draining) res.setHeader('Connection', 'close');
+      handler(req, res);
+    });
+  }
+
+  override close(callback?: (err?: Error) => void): this {
+    this.draining = true;
+    for (const res of this.latest.values()) {
+      if (res.writableFinished) continue;
+      if (!res.headersSent) res.setHeader('Connection', 'close');
+      else res.once('finish', () => this.closeIdleConnections());
+    }
+    return super.close(callback);
+  }
+}
+
+/**
  * The Fastify instance both surfaces hang off: request ids, raw JSON bodies (kept as bytes for HMAC
  * checks and parsed by the routes), and the one place where errors become HTTP responses.
  */
 export function createHttpApp(options: AppOptions): FastifyInstance {
   const app: FastifyInstance = Fastify({
+    // Fastify's own timeout options never reach a server made here, so they are all set here.
     // Node checks request and header timeouts every connectionsCheckingInterval (30 s by default):
     // checked every second, a slow client is cut off close to the configured time.
     serverFactory: (handler) =>
-      http.createServer(
-        { connectionsCheckingInterval: 1000, requestTimeout: options.requestTimeoutMs ?? 30_000, headersTimeout: options.headersTimeoutMs ?? 10_000 },
+      new DrainingServer(
+        {
+          connectionsCheckingInterval: 1000,
+          requestTimeout: options.requestTimeoutMs ?? 70_000,
+          headersTimeout: options.headersTimeoutMs ?? 66_000,
+          keepAliveTimeout: options.keepAliveTimeoutMs ?? 65_000,
+        },
         handler,
       ),
     loggerInstance: options.log.child({ component: 'http' }) as FastifyBaseLogger,
@@ -90,7 +131,7 @@ export function createHttpApp(options: AppOptions): FastifyInstance {
     // While closing, new requests get an enveloped 503 from the onRequest hook below instead.
     return503OnClosing: false,
     forceCloseConnections: 'idle',
-    requestTimeout: options.requestTimeoutMs ?? 30_000,
+    requestTimeout: options.requestTimeoutMs ?? 70_000,
     // Errors below the HTTP parser (bad header bytes, oversized headers, a timeout) get the envelope too.
     clientErrorHandler: (err: NodeJS.ErrnoException, socket) => {
       if (!socket.writable) return socket.destroy();
@@ -140,6 +181,8 @@ export function createHttpApp(options: AppOptions): FastifyInstance {
   });
 
   app.setErrorHandler((err: FastifyError | GatewayError, req, reply) => {
+    // A lost lock that escaped the store's retries (a read, a statement outside a transaction).
+    if (!(err instanceof GatewayError) && isLockConflict(err)) err = databaseBusy(err);
     if (err instanceof GatewayError) {
       if (err.headers) reply.headers(err.headers);
       return reply.code(err.status).send(errorBody(req.id, err.code, err.message, err.details));
