@@ -1,9 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Common } from '../common.ts';
 import { sweepExpired } from '../db/expiry.ts';
-import { sqlitePath } from '../db/orm.ts';
-import { nativeSqlite } from '../db/raw-sql.ts';
-import { startCheckpointer } from '../db/sqlite-checkpointer.ts';
+import { sleepOnLocks } from '../db/orm.ts';
 import { purgeExpiredKeys } from '../db/idempotency.ts';
 import { createHttpApp } from './http/app.ts';
 import { gatewayPlugin } from './http/gateway/plugin.ts';
@@ -15,7 +13,7 @@ import { offerReport } from './availability.ts';
 import { IndexerCursor } from '../db/entities/indexer-cursor.entity.ts';
 import { merchantKeyCache } from '../db/merchants.ts';
 import { UsageError } from '../domain/errors.ts';
-import { readiness } from './health.ts';
+import { readiness, type Readiness } from './health.ts';
 import { openApiDocument } from './http/openapi.ts';
 import { createDaemonMetrics, type DaemonMetrics } from './metrics/registry.ts';
 import { startMetricsServer, type MetricsServer } from './metrics/server.ts';
@@ -43,6 +41,7 @@ export async function buildDaemonApp(deps: DaemonDeps, metrics?: DaemonMetrics):
     trustProxy: config.server.trustProxy,
     requestTimeoutMs: config.server.requestTimeoutMs,
     headersTimeoutMs: config.server.headersTimeoutMs,
+    keepAliveTimeoutMs: config.server.keepAliveTimeoutMs,
     // Each answer counted under its route's path; requests no route matched under 'unmatched'.
     ...(metrics ? { observeRequest: metrics.observeRequest } : {}),
   });
@@ -93,18 +92,31 @@ async function warnNotOffered(deps: DaemonDeps, log: Common['log']): Promise<voi
   }
 }
 
-/** `chaingate serve`: both HTTP surfaces plus the scheduled sweeps of this process. */
-export async function startDaemon(common: Common, options: { schedule?: boolean; webhooks?: boolean } = {}): Promise<Daemon> {
-  const deps = createDeps(common);
-  const { config, log, db } = common;
-  const metrics = config.metrics.enabled ? createDaemonMetrics(db) : null;
-  const app = await buildDaemonApp(deps, metrics ?? undefined);
-  await app.listen({ host: config.server.host, port: config.server.port });
+/** Binds the metrics listener; a port already taken is the operator's to fix, said in one line. */
+async function listenMetrics(config: Common['config'], metrics: DaemonMetrics, ready: () => Promise<Readiness>): Promise<MetricsServer> {
+  try {
+    return await startMetricsServer({ host: config.metrics.host, port: config.metrics.port, registry: metrics.registry, ready });
+  } catch (err) {
+    throw new UsageError(`metrics listener ${config.metrics.host}:${config.metrics.port}: ${(err as Error).message} (metrics.port, CHAINGATE_METRICS_PORT; metrics.enabled: false turns it off)`);
+  }
+}
+
+/** Binds the public listener and returns its http://host:port (port 0 picks a free one). */
+async function listenPublic(app: FastifyInstance, config: Common['config']): Promise<string> {
+  const { host, port } = config.server;
+  try {
+    await app.listen({ host, port });
+  } catch (err) {
+    throw new UsageError(`listener ${host}:${port}: ${(err as Error).message} (server.host, server.port, CHAINGATE_HOST, CHAINGATE_PORT)`);
+  }
   const addr = app.server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : config.server.port;
-  const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
-  const url = `http://${host}:${port}`;
-  log.info({ url, database: db.url }, 'chaingate is serving');
+  const bound = typeof addr === 'object' && addr ? addr.port : port;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${bound}`;
+}
+
+/** The start-up warnings about configuration that works but will not take real payments as expected. */
+async function warnAtStart(deps: DaemonDeps): Promise<void> {
+  const { config, log, db } = deps.common;
   if (config.pricing.mode === 'convert' && config.pricing.source === 'static') {
     log.warn(
       'pricing uses the built-in static rate table (pricing.source: static): fixed example rates, not market prices; point pricing.source at http and pricing.http.baseUrl at a rate API before taking real payments (docs/pricing.md)',
@@ -117,54 +129,80 @@ export async function startDaemon(common: Common, options: { schedule?: boolean;
   if (neverIndexed.length) {
     log.warn({ chains: neverIndexed }, 'no indexer has run yet for these enabled chains: start `chaingate index <chain>` for each (docs/indexers.md), or disable them with chains.<slug>.enabled: false');
   }
-
   await warnNotOffered(deps, log);
-  const checkpointer = db.dialect === 'sqlite' && sqlitePath(config.database.url) !== ':memory:'
-    ? startCheckpointer(sqlitePath(config.database.url), await nativeSqlite(db.em()), log)
-    : null;
+}
 
-  const jobs: Job[] = [];
-  if (options.schedule !== false) {
-    jobs.push(scheduleJob('expiry-sweep', config.expiry.sweepCron, log, () => sweepExpired(db)));
-    jobs.push(scheduleJob('idempotency-purge', config.idempotency.purgeCron, log, () => purgeExpiredKeys(db)));
-    jobs.push(scheduleJob('webhook-retention', config.webhooks.retentionCron, log, () => purgeOldWebhooks(db, config.webhooks.retentionDays)));
-  }
-  // Webhook deliveries (docs/webhooks.md); `chaingate webhooks work` can run more senders elsewhere.
-  const webhooks = (options.webhooks ?? options.schedule !== false)
-    ? createWebhookSender({ common, ...(metrics ? { onDelivered: (ms: number) => metrics.observeWebhookDelivered(ms / 1000) } : {}) })
-    : null;
-  webhooks?.start();
-  let metricsServer: MetricsServer | null = null;
-  if (metrics) {
-    try {
-      metricsServer = await startMetricsServer({ host: config.metrics.host, port: config.metrics.port, registry: metrics.registry, ready: () => readiness(db) });
-    } catch (err) {
-      await app.close();
-      if (webhooks) await webhooks.stop();
-      throw new UsageError(`metrics listener ${config.metrics.host}:${config.metrics.port}: ${(err as Error).message} (metrics.port, CHAINGATE_METRICS_PORT; metrics.enabled: false turns it off)`);
-    }
-    log.info({ url: `${metricsServer.url}/metrics` }, 'metrics, /healthz and /readyz are served');
-  }
+function scheduleJobs(common: Common): Job[] {
+  const { config, log, db } = common;
+  return [
+    scheduleJob('expiry-sweep', config.expiry.sweepCron, log, () => sweepExpired(db)),
+    scheduleJob('idempotency-purge', config.idempotency.purgeCron, log, () => purgeExpiredKeys(db)),
+    scheduleJob('webhook-retention', config.webhooks.retentionCron, log, () => purgeOldWebhooks(db, config.webhooks.retentionDays)),
+  ];
+}
 
-  let stopping: Promise<void> | null = null;
-  return {
-    app,
-    deps,
-    url,
-    webhooks,
-    metricsUrl: metricsServer?.url ?? null,
-    stop() {
-      // Stop accepting, let in-flight requests finish, stop the jobs, then close the database.
-      stopping ??= (async () => {
-        // In-flight requests get the grace period; then whatever is left is cut off, so a slow
-        // client cannot hold the shutdown forever.
-        const grace = setTimeout(() => app.server.closeAllConnections(), config.server.shutdownGraceMs);
-        await app.close();
-        clearTimeout(grace);
-        await Promise.all([...jobs.map((j) => j.stop()), webhooks?.stop(), metricsServer?.close(), checkpointer?.stop()]);
-        await common.close();
-      })();
-      return stopping;
-    },
-  };
+/**
+ * `chaingate serve`: both HTTP surfaces plus the scheduled sweeps of this process. Either all of it
+ * runs or, when a step fails (a port taken), what was started is closed again before the error is
+ * thrown; the caller closes `common`.
+ */
+export async function startDaemon(common: Common, options: { schedule?: boolean; webhooks?: boolean } = {}): Promise<Daemon> {
+  const deps = createDeps(common);
+  const { config, log, db } = common;
+  // Another process's write lock is waited for between attempts, never by sleeping on the event loop.
+  await sleepOnLocks(db, false);
+  const metrics = config.metrics.enabled ? createDaemonMetrics(db) : null;
+  const app = await buildDaemonApp(deps, metrics ?? undefined);
+  let draining = false;
+  // What start-up opened, closed again in reverse order if a later step fails.
+  const opened: (() => Promise<unknown>)[] = [() => app.close()];
+  try {
+    // The metrics port first: if it is taken, the public port is never bound (nothing half-started).
+    const ready = () => (draining ? Promise.resolve({ ready: false, reasons: ['shutting down'] }) : readiness(db));
+    const metricsServer = metrics ? await listenMetrics(config, metrics, ready) : null;
+    if (metricsServer) opened.push(() => metricsServer.close());
+    const url = await listenPublic(app, config);
+    await warnAtStart(deps);
+    const jobs = options.schedule !== false ? scheduleJobs(common) : [];
+    opened.push(...jobs.map((j) => () => j.stop()));
+    // Webhook deliveries (docs/webhooks.md); `chaingate webhooks work` can run more senders elsewhere.
+    const webhooks = (options.webhooks ?? options.schedule !== false)
+      ? createWebhookSender({ common, ...(metrics ? { onDelivered: (ms: number) => metrics.observeWebhookDelivered(ms / 1000) } : {}) })
+      : null;
+    webhooks?.start();
+    log.info({ url, metrics: metricsServer ? `${metricsServer.url}/metrics` : null, database: db.url }, 'chaingate is serving');
+
+    let stopping: Promise<void> | null = null;
+    return {
+      app,
+      deps,
+      url,
+      webhooks,
+      metricsUrl: metricsServer?.url ?? null,
+      stop() {
+        draining = true;
+        stopping ??= shutdown({ common, app, jobs, webhooks, metricsServer });
+        return stopping;
+      },
+    };
+  } catch (err) {
+    for (const close of opened.reverse()) await close().catch((e: unknown) => log.warn({ err: e }, 'closing after a failed start failed'));
+    throw err;
+  }
+}
+
+/**
+ * The webhook sender stops claiming first; it and the requests in flight then share one grace
+ * (server.shutdownGraceMs), after which webhook attempts are cut off (their deliveries stay due) and
+ * connections closed. The jobs stop meanwhile; then the metrics listener and the database close.
+ */
+async function shutdown(parts: { common: Common; app: FastifyInstance; jobs: Job[]; webhooks: WebhookSender | null; metricsServer: MetricsServer | null }): Promise<void> {
+  const { common, app, jobs, webhooks, metricsServer } = parts;
+  const graceMs = common.config.server.shutdownGraceMs;
+  const sender = webhooks?.stop(graceMs);
+  const grace = setTimeout(() => app.server.closeAllConnections(), graceMs);
+  await Promise.all([sender, app.close(), ...jobs.map((j) => j.stop())]);
+  clearTimeout(grace);
+  await metricsServer?.close();
+  await common.close();
 }

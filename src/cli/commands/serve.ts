@@ -19,6 +19,12 @@ export function serveCommand(): Command {
       const done = new Promise<void>((resolve) => {
         const shutdown = (signal: string) => {
           common.log.info({ signal }, 'shutting down gracefully');
+          // stop() ends everything at the grace; this only catches a close that hangs (a database).
+          const backstop = common.config.server.shutdownGraceMs + 2000;
+          setTimeout(() => {
+            common.log.error({ afterMs: backstop }, 'shutdown did not finish in time; exiting');
+            process.exit(1);
+          }, backstop).unref();
           daemon.stop().then(resolve, (err: unknown) => {
             common.log.error({ err }, 'error during shutdown');
             resolve();

@@ -134,7 +134,8 @@ export function webhooksCommand(): Command {
         process.stdout.write(`${JSON.stringify(opts.json ? { working: sender.owner, pid: process.pid } : { working: sender.owner })}\n`);
       });
       try {
-        await sender.stop();
+        // Attempts still waiting for their receiver after the grace are cut off and stay due.
+        await sender.stop(common.config.server.shutdownGraceMs);
       } finally {
         await common.close();
       }

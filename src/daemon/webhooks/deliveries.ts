@@ -112,6 +112,19 @@ export async function recordAttempt(db: Database, rec: AttemptRecord): Promise<b
   });
 }
 
+/**
+ * Gives leased deliveries back untouched (no attempt counted, their due time kept), so that the next
+ * sender takes them at once. For attempts a stopping sender did not make or cut off.
+ */
+export async function releaseLease(db: Database, input: { deliveryIds: string[]; owner: string }): Promise<void> {
+  if (input.deliveryIds.length === 0) return;
+  await db.em().nativeUpdate(
+    WebhookDelivery,
+    { id: { $in: input.deliveryIds }, leaseOwner: input.owner, state: 'PENDING' },
+    { leaseOwner: null, leaseUntil: null, updatedAt: new Date() },
+  );
+}
+
 /** Ids of events (optionally of one merchant point, created since a time) whose latest delivery FAILED. */
 async function failedEventIds(em: EntityManager, filter: { merchantId?: string; since?: Date }): Promise<string[]> {
   const eventWhere: FilterQuery<WebhookEvent> = {};

@@ -22,6 +22,8 @@ export interface PostInput {
   resolver?: Resolver;
   /** Tests: an agent to observe connection attempts. Default: a fresh connection per attempt. */
   agent?: Agent;
+  /** Ends the attempt at once (the sender is stopping): the result says `aborted`. */
+  signal?: AbortSignal;
 }
 
 export interface PostResult {
@@ -31,6 +33,8 @@ export interface PostResult {
   durationMs: number;
   responseBody: string | null;
   error: string | null;
+  /** Cut off by `signal` before the receiver answered: not the receiver's failure, nothing to count. */
+  aborted?: boolean;
 }
 
 function describeError(err: unknown): string {
@@ -76,6 +80,8 @@ export async function postWebhook(input: PostInput): Promise<PostResult> {
     if (refused) return fail(refused.message);
   }
 
+  if (input.signal?.aborted) return { ...fail('aborted: the sender is stopping'), aborted: true };
+
   const transport = url.protocol === 'https:' ? https : http;
   return new Promise<PostResult>((resolve) => {
     let settled = false;
@@ -84,6 +90,7 @@ export async function postWebhook(input: PostInput): Promise<PostResult> {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      input.signal?.removeEventListener('abort', onAbort);
       resolve(result);
     };
     const req = transport.request({
@@ -105,6 +112,12 @@ export async function postWebhook(input: PostInput): Promise<PostResult> {
       finish(interrupted(`timed out after ${input.timeoutMs} ms`));
       req.destroy();
     }, input.timeoutMs);
+    function onAbort() {
+      const result = interrupted('aborted: the sender is stopping');
+      finish(result.ok ? result : { ...result, aborted: true });
+      req.destroy();
+    }
+    input.signal?.addEventListener('abort', onAbort, { once: true });
 
     req.once('socket', (socket: Socket) => {
       const connectedEvent = url.protocol === 'https:' ? 'secureConnect' : 'connect';

@@ -5,7 +5,7 @@ import type { MerchantPoint } from '../../db/entities/merchant-point.entity.ts';
 import type { DeliveryState } from '../../db/entities/webhook-delivery.entity.ts';
 import type { WebhookEvent } from '../../db/entities/webhook-event.entity.ts';
 import { openSecret } from '../../db/merchants.ts';
-import { claimDueDeliveries, loadLeasedDelivery, recordAttempt } from './deliveries.ts';
+import { claimDueDeliveries, loadLeasedDelivery, recordAttempt, releaseLease } from './deliveries.ts';
 import { postWebhook, type PostInput, type PostResult } from './post.ts';
 import { retryDelayMs, retryPolicyFromConfig } from './retry-policy.ts';
 import { webhookHeaders } from './sign.ts';
@@ -36,11 +36,14 @@ export interface WebhookSender {
   readonly owner: string;
   /** Starts polling; idempotent. */
   start(): void;
-  /** Stops polling and waits for attempts in flight to be recorded. */
-  stop(): Promise<void>;
+  /**
+   * Stops claiming at once and waits for the attempts in flight to be recorded; those still waiting
+   * for their receiver after `graceMs` are cut off and their deliveries left due for the next sender.
+   */
+  stop(graceMs?: number): Promise<void>;
   /** One claim-and-attempt round, awaited to the end (tests, scripts). */
   runOnce(): Promise<AttemptOutcome[]>;
-  /** Makes the next attempt of a delivery this sender holds the lease of; null if it does not. */
+  /** Makes the next attempt of a delivery this sender holds the lease of; null if it does not, or stop() cut it off. */
   attempt(deliveryId: string): Promise<AttemptOutcome | null>;
 }
 
@@ -68,6 +71,8 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
   const leaseMs = Math.round(settings.leaseSeconds * 1000);
 
   const failure = (error: string): PostResult => ({ ok: false, statusCode: null, durationMs: 0, responseBody: null, error });
+  // Aborted by stop() once its grace is over; a fresh one for each start().
+  let abort = new AbortController();
 
   /** One HTTP attempt; `final` when retrying cannot help (no URL any more). */
   async function send(event: WebhookEvent, merchant: MerchantPoint, url: string | null, attemptNumber: number): Promise<{ result: PostResult; final: boolean }> {
@@ -89,6 +94,7 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
       timeoutMs: settings.timeoutMs,
       responseBodyLimit: settings.responseBodyLimit,
       allowPrivateNetworks: settings.allowPrivateNetworks,
+      signal: abort.signal,
     });
     return { result, final: false };
   }
@@ -102,6 +108,11 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
     const attemptedAt = new Date();
     const url = merchant.webhookUrl ?? null;
     const { result, final } = await send(event, merchant, url, attemptNumber);
+    if (result.aborted) {
+      await releaseLease(db, { deliveryIds: [deliveryId], owner });
+      log.warn({ deliveryId, eventId: event.id, type: event.type, attempt: attemptNumber, durationMs: result.durationMs }, 'webhook attempt cut off by the shutdown; the delivery stays due');
+      return null;
+    }
 
     // A ping is a one-off check of the integration, never retried.
     const attemptsAllowed = event.type === 'ping' ? { ...policy, maxAttempts: 1 } : policy;
@@ -164,6 +175,11 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
       if (free > 0) {
         try {
           const ids = await claimDueDeliveries(db, { owner, limit: free, leaseMs });
+          // Stopped while claiming: no new attempt, the rows go back as they were.
+          if (stopping) {
+            await releaseLease(db, { deliveryIds: ids, owner });
+            break;
+          }
           claimed = ids.length;
           for (const id of ids) {
             const p: Promise<unknown> = attempt(id)
@@ -191,14 +207,17 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
     start() {
       if (running) return;
       stopping = false;
+      if (abort.signal.aborted) abort = new AbortController();
       log.info({ owner, maxAttempts: settings.maxAttempts }, 'webhook sender started');
       running = loop();
     },
-    async stop() {
+    async stop(graceMs = Infinity) {
       if (!running) return;
       stopping = true;
       wake?.();
+      const deadline = Number.isFinite(graceMs) ? setTimeout(() => abort.abort(), graceMs) : null;
       await running;
+      if (deadline) clearTimeout(deadline);
       running = null;
     },
     runOnce,
