@@ -61,6 +61,8 @@ async function findPayment(em: EntityManager, key: ChainKey, t: SeenTransfer): P
 
 /** What a transfer means for its payment (pure rules in src/domain/lifecycle.ts). */
 export function classify(t: SeenTransfer, payment: Payment | null): Classification {
+  // The reader knows this value is no payment: never credited, even to a payment in that coin.
+  if (payment && !t.reverted && t.notCreditedReason) return { status: 'NOT_CREDITED', note: t.notCreditedReason, lateReason: null };
   return classifyTransfer(t, payment ? {
     status: payment.status,
     tokenAddress: payment.tokenAddress ?? null,

@@ -38,6 +38,11 @@ export interface SeenTransfer {
   reverted: boolean;
   /** Why a reverted transfer was not credited, in the chain's own terms (e.g. "bounced: the deposit is not deployed"); recorded as its note. */
   revertReason?: string;
+  /**
+   * Value that did arrive but that the chain's own rules say is no payment (e.g. the TON attached to a
+   * jetton notification): recorded NOT_CREDITED with this note, whatever coin the payment takes.
+   */
+  notCreditedReason?: string;
 }
 
 export interface WatchSet {

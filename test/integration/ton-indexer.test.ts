@@ -2,9 +2,11 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Address, beginCell, toNano } from '@ton/core';
+import type { BlockchainTransaction } from '@ton/sandbox';
 import { ObservedTransfer } from '../../src/db/entities/observed-transfer.entity.ts';
 import { Payment } from '../../src/db/entities/payment.entity.ts';
 import { createWebhookSender } from '../../src/daemon/webhooks/sender.ts';
+import { OP_EXCESSES, OP_TRANSFER_NOTIFICATION } from '../../src/indexers/ton/ton-source.ts';
 import { verifyWebhook } from '../../src/sdk/verify-webhook.ts';
 import { runCli } from '../helpers/cli.ts';
 import { startTestDaemon } from '../helpers/daemon.ts';
@@ -19,8 +21,19 @@ import { startWebhookReceiver } from '../helpers/webhook-receiver.ts';
 
 const MASTER_KEY = 't'.repeat(64);
 
+/** The nanotons a message with this op brought to this address, as the TVM executed it. */
+function tonIn(txs: BlockchainTransaction[], to: string, op: number): bigint {
+  const values = txs.flatMap(({ inMessage: m }) => {
+    if (m?.info.type !== 'internal' || !m.info.dest.equals(Address.parse(to))) return [];
+    const body = m.body.beginParse();
+    return body.remainingBits >= 32 && body.loadUint(32) === op ? [m.info.value.coins] : [];
+  });
+  assert.equal(values.length, 1, `one message with op 0x${op.toString(16)} to ${to}`);
+  return values[0]!;
+}
+
 describe('ton indexer: toncenter v3 over a real TVM (separate indexer process)', () => {
-  test('TON and USDT complete; a bounce, an excess, a look-alike jetton and a forged notification are never credited', async (t) => {
+  test('TON and USDT complete; a bounce, an excess, a look-alike jetton and a forged notification are never credited, their TON recorded', async (t) => {
     const ton = await startTonNode();
     t.after(() => ton.close());
     const receiver = await startWebhookReceiver(t);
@@ -74,18 +87,19 @@ describe('ton indexer: toncenter v3 over a real TVM (separate indexer process)',
     await ton.sendTon(Address.parse(bounced.address), nanoOf(bounced), true); // bounceable, to an undeployed wallet: comes back
 
     const withForward = await open('USDT');
-    await ton.sendJetton(ton.usdt, Address.parse(withForward.address), 25_000_000n, toNano('0.01'));
+    const forwardTon = tonIn(await ton.sendJetton(ton.usdt, Address.parse(withForward.address), 25_000_000n, toNano('0.01')), withForward.address, OP_TRANSFER_NOTIFICATION);
+    assert.equal(forwardTon, toNano('0.01'), 'the notification carries exactly the forward_ton_amount');
     const noForward = await open('USDT');
     await ton.sendJetton(ton.usdt, Address.parse(noForward.address), 25_000_000n, 0n);
 
     // Someone's jetton transfer names a TON payment's deposit as the response destination: an excess, about jettons, not a payment.
     const excessOnly = await open('TON');
-    await ton.sendJetton(ton.usdt, ton.attacker.address, 1_000_000n, 0n, Address.parse(excessOnly.address));
+    const excessTon = tonIn(await ton.sendJetton(ton.usdt, ton.attacker.address, 1_000_000n, 0n, Address.parse(excessOnly.address)), excessOnly.address, OP_EXCESSES);
 
     const fakeJetton = await open('USDT');
-    await ton.sendJetton(ton.lookAlike, Address.parse(fakeJetton.address), 25_000_000n, toNano('0.01'));
+    const lookAlikeTon = tonIn(await ton.sendJetton(ton.lookAlike, Address.parse(fakeJetton.address), 25_000_000n, toNano('0.01')), fakeJetton.address, OP_TRANSFER_NOTIFICATION);
     const forged = await open('USDT');
-    await ton.forgeNotification(Address.parse(forged.address), 25_000_000n);
+    const forgedTon = tonIn(await ton.forgeNotification(Address.parse(forged.address), 25_000_000n), forged.address, OP_TRANSFER_NOTIFICATION);
 
     ton.mine(6);
     for (const p of [tonPay, binaryPay, withForward, noForward]) await waitStatus(p.id, ['COMPLETED']);
@@ -112,16 +126,35 @@ describe('ton indexer: toncenter v3 over a real TVM (separate indexer process)',
     await waitCursor();
     assert.equal((await payment(bounced.id)).receivedAmount, '0');
     assert.deepEqual((await rows(bounced.address)).map((r) => r.status), ['REVERTED'], 'the bounce is recorded, not credited');
-    const excess = await rows(excessOnly.address);
-    assert.deepEqual(excess.map((r) => [r.status, r.tokenAddress]), [['NOT_CREDITED', 'nanoton:excesses']]);
+    // TON that really arrived with a jetton message: recorded as native TON (no token), its exact
+    // amount, NOT_CREDITED with the reason — even on a TON payment, which it never pays.
+    const view = (r: ObservedTransfer) => [r.status, r.tokenAddress ?? null, r.amount, r.note];
+    const notOurContract = /is not the registry's/;
+    assert.deepEqual((await rows(excessOnly.address)).map(view), [
+      ['NOT_CREDITED', null, excessTon.toString(), 'TON returned as jetton excesses (the unspent fees of a jetton transfer); not a payment'],
+    ]);
     assert.equal((await payment(excessOnly.id)).receivedAmount, '0');
-    for (const fake of [fakeJetton, forged]) {
+    // The genuine notification: the jettons credited as USDT, the forward TON beside them, not credited.
+    const genuine = (await rows(withForward.address)).map(view).sort();
+    assert.deepEqual(genuine, [
+      ['CREDITED', master, '25000000', null],
+      ['NOT_CREDITED', null, forwardTon.toString(), 'TON attached to a jetton transfer notification (forward_ton_amount); not a payment'],
+    ].sort());
+    // Notifications from anyone but the deposit's jetton wallet: no USDT; the claim and the TON recorded.
+    const attacker = ton.attacker.address.toRawString().toUpperCase();
+    const lookAlikeWallet = (await ton.lookAlike.walletOf(Address.parse(fakeJetton.address))).toRawString().toUpperCase();
+    for (const [fake, sender, carried] of [[forged, attacker, forgedTon], [fakeJetton, lookAlikeWallet, lookAlikeTon]] as const) {
       assert.equal((await payment(fake.id)).receivedAmount, '0');
       const r = await rows(fake.address);
-      assert.ok(r.length >= 1 && r.every((x) => x.status === 'NOT_CREDITED'), `${fake.id}: ${JSON.stringify(r.map((x) => [x.status, x.tokenAddress]))}`);
+      const claim = r.find((x) => x.tokenAddress === `unverified-jetton-wallet:${sender}`);
+      assert.deepEqual([claim?.status, claim?.amount], ['NOT_CREDITED', '25000000'], JSON.stringify(r.map(view)));
+      assert.match(claim?.note ?? '', /^a transfer_notification from .+, not the deposit's jetton wallet, claims 25000000 jetton units/);
+      const native = r.filter((x) => !x.tokenAddress);
+      assert.deepEqual(native.map((x) => [x.status, x.amount]), [['NOT_CREDITED', carried.toString()]], JSON.stringify(r.map(view)));
+      assert.equal(native[0]!.note, `TON attached to a forged transfer_notification from ${sender} (not the deposit's jetton wallet: a fake, or another jetton's); not a payment`);
+      assert.equal(r.length, 2);
     }
-    // The forward TON of the genuine notification is recorded beside the jetton credit, not credited.
-    assert.deepEqual((await rows(withForward.address)).map((r) => [r.status, r.tokenAddress]).sort(), [['CREDITED', master], ['NOT_CREDITED', 'nanoton:transfer_notification']].sort());
+    for (const r of await em().find(ObservedTransfer, { tokenAddress: null }, { refresh: true })) assert.doesNotMatch(r.note ?? '', notOurContract, 'TON is never called a token');
     assert.equal(await em().count(ObservedTransfer, { status: 'CREDITED' }), 4);
 
     // The merchant hears of it: a signed payment.completed over HTTP, verified with the SDK.

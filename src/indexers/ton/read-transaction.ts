@@ -11,12 +11,12 @@ import type { TonTransaction } from './toncenter-v3.ts';
 // - any successful, non-bounced message with value credits its nanotons as native TON, whatever
 //   its body: none, a text comment (op 0), a binary payload or an encrypted comment (any other op);
 //   a failed or bounced one is recorded reverted, with the reason;
-// - except the two messages that are about jettons, never a TON payment, recorded NOT_CREDITED:
-//   transfer_notification (op 0x7362d09c) and excesses (op 0xd53276db). A notification from anyone
-//   but the deposit's own jetton wallet is a fake (token `unverified-jetton-wallet:<sender>`, the
-//   jetton amount it claims); from its own wallet only the TON it carries is recorded (token
-//   `nanoton:transfer_notification`) — the jetton receipt on the wallet is the credit. Excesses:
-//   token `nanoton:excesses`.
+// - except the two messages that are about jettons, never a TON payment though the TON they carry
+//   does stay: transfer_notification (op 0x7362d09c) and excesses (op 0xd53276db). Their TON is
+//   recorded as native value, NOT_CREDITED with the reason (a failed one reverted, as above). A
+//   notification from anyone but the deposit's own jetton wallet is a fake or another jetton's: the
+//   jetton amount it claims is recorded too (token `unverified-jetton-wallet:<sender>`), never
+//   credited; from the deposit's own wallet the jettons are credited from the wallet, below.
 // - a bounced message (one the deposit sent, coming back) is not a payment: ignored.
 // On a deposit's jetton wallet: a successful internal_transfer (op 0x178d4519) credits the jettons
 // it carries, for the deposit; the standard wallet accepts it only from its master or another
@@ -25,6 +25,9 @@ import type { TonTransaction } from './toncenter-v3.ts';
 export const OP_TRANSFER_NOTIFICATION = 0x7362d09c;
 export const OP_INTERNAL_TRANSFER = 0x178d4519;
 export const OP_EXCESSES = 0xd53276db;
+
+const GENUINE_NOTIFICATION = 'TON attached to a jetton transfer notification (forward_ton_amount); not a payment';
+const EXCESSES = 'TON returned as jetton excesses (the unspent fees of a jetton transfer); not a payment';
 
 export interface Watched {
   /** Deposit (raw) -> as the watch set holds it. */
@@ -58,22 +61,27 @@ export function readTransaction(tx: TonTransaction, watched: Watched, at: { numb
   if (owner) {
     if (msg.bounced) return [];
     const value = msg.value ?? 0n;
+    // The message's TON: credited unless the reader knows it is no payment (the ledger then records why).
+    const ton = (notCreditedReason?: string): SeenTransfer[] =>
+      value <= 0n ? [] : [{ ...base, logIndex: -1, to: owner, token: null, amount: value, kind: 'native', reverted: !outcome.ok, ...failed, ...(outcome.ok && notCreditedReason ? { notCreditedReason } : {}) }];
     if (msg.opcode === OP_TRANSFER_NOTIFICATION) {
       const sender = raw(msg.source);
-      if (watched.wallets.get(sender)?.owner === owner) {
-        // The deposit's own wallet: the receipt there is the credit; the TON it carries is not.
-        if (value <= 0n || !outcome.ok) return [];
-        return [{ ...base, logIndex: -2, to: owner, token: 'nanoton:transfer_notification', amount: value, kind: 'native', reverted: false }];
-      }
+      if (watched.wallets.get(sender)?.owner === owner) return ton(GENUINE_NOTIFICATION);
       const claimed = jettonAmount(msg.message_content?.body, OP_TRANSFER_NOTIFICATION) ?? 0n;
-      return [{ ...base, logIndex: -2, to: owner, token: `unverified-jetton-wallet:${sender}`, amount: claimed, kind: 'token', reverted: false }];
+      const claim: SeenTransfer = {
+        ...base,
+        logIndex: -2,
+        to: owner,
+        token: `unverified-jetton-wallet:${sender}`,
+        amount: claimed,
+        kind: 'token',
+        reverted: false,
+        notCreditedReason: `a transfer_notification from ${sender}, not the deposit's jetton wallet, claims ${claimed} jetton units (forged, or another jetton); not a payment`,
+      };
+      return [claim, ...ton(`TON attached to a forged transfer_notification from ${sender} (not the deposit's jetton wallet: a fake, or another jetton's); not a payment`)];
     }
-    if (value <= 0n) return [];
-    if (msg.opcode === OP_EXCESSES) {
-      if (!outcome.ok) return [];
-      return [{ ...base, logIndex: -1, to: owner, token: 'nanoton:excesses', amount: value, kind: 'native', reverted: false }];
-    }
-    return [{ ...base, logIndex: -1, to: owner, token: null, amount: value, kind: 'native', reverted: !outcome.ok, ...failed }];
+    if (msg.opcode === OP_EXCESSES) return ton(EXCESSES);
+    return ton();
   }
 
   const wallet = watched.wallets.get(account);

@@ -35,7 +35,7 @@ const COMPUTE_FAILS = [0xf2, 0x28];
 const ACCEPTS_ALL: number[] = [];
 
 describe('TON reader (toncenter v3 over a real TVM)', () => {
-  test('credits only what stayed with the deposit; bounces and failed phases are recorded with their reason', async (t) => {
+  test('credits only what stayed with the deposit; bounces, failed phases and TON attached to jetton messages are recorded with their reason', async (t) => {
     const node = await startTonNode();
     t.after(() => node.close());
     const from = BigInt(node.seqno()) + 1n;
@@ -48,6 +48,7 @@ describe('TON reader (toncenter v3 over a real TVM)', () => {
     const computeFails = contract(COMPUTE_FAILS);
     const deployed = contract(ACCEPTS_ALL);
     const usdtDeposit = fresh();
+    const forged = fresh();
 
     await node.sendTon(plain, toNano('1.5'), false);
     await node.sendTon(bounced, toNano('1.5'), true); // to an undeployed wallet: comes back
@@ -59,9 +60,10 @@ describe('TON reader (toncenter v3 over a real TVM)', () => {
     await node.send(internal({ from: node.buyer.address, to: deployed.address, value: toNano('0.1'), bounce: false, stateInit: deployed.init }));
     await node.sendTon(deployed.address, toNano('0.9'), true, beginCell().storeUint(0x12345678, 32).endCell()); // deployed: compute and action succeed
     await node.sendJetton(node.usdt, usdtDeposit, 25_000_000n, toNano('0.01'), usdtDeposit); // forward TON and the excess to the deposit
+    await node.forgeNotification(forged, 25_000_000n); // 0.05 TON from a plain wallet
     node.mine(2);
 
-    const addresses = [plain, bounced, dust, binary, encrypted, actionFails.address, computeFails.address, deployed.address, usdtDeposit].map(deposit);
+    const addresses = [plain, bounced, dust, binary, encrypted, actionFails.address, computeFails.address, deployed.address, usdtDeposit, forged].map(deposit);
     const read = async (accountsPerScan: number) => {
       const source = createTonSource({ api: apiOf(node), jettonMasters: [node.usdt.master.toString()], accountsPerScan });
       const range = await source.fetchRange(from, BigInt(node.seqno()), { addresses: new Set(addresses), paymentContract: null });
@@ -78,7 +80,7 @@ describe('TON reader (toncenter v3 over a real TVM)', () => {
 
     const credited = (a: Address, amount: bigint) => {
       const x = only(a);
-      assert.deepEqual([x.token, x.amount, x.reverted, x.revertReason], [null, amount, false, undefined], deposit(a));
+      assert.deepEqual([x.token, x.amount, x.reverted, x.revertReason, x.notCreditedReason], [null, amount, false, undefined, undefined], deposit(a));
     };
     credited(plain, toNano('1.5'));
     credited(binary, toNano('0.7')); // a binary payload is still TON that stayed
@@ -98,18 +100,27 @@ describe('TON reader (toncenter v3 over a real TVM)', () => {
     reverted(computeFails.address, /^not credited: its compute phase failed \(exit code 40\)$/);
 
     // The USDT deposit: the jettons credited from its own wallet; the TON that came with them (the
-    // notification's forward TON, the excess) recorded under pseudo-tokens, which no payment accepts.
+    // notification's forward TON, the excess) recorded as native TON that the reader says is no payment.
     const usdt = of(usdtDeposit);
-    const byToken = new Map(usdt.map((x) => [x.token, x]));
     assert.equal(usdt.length, 3, JSON.stringify(usdt.map((x) => x.token)));
-    assert.equal(byToken.get(node.usdt.master.toString())?.amount, 25_000_000n);
-    assert.equal(byToken.get(node.usdt.master.toString())?.reverted, false);
-    assert.equal(byToken.get('nanoton:transfer_notification')?.amount, toNano('0.01'));
-    assert.ok((byToken.get('nanoton:excesses')?.amount ?? 0n) > 0n);
+    const jettons = usdt.find((x) => x.token === node.usdt.master.toString());
+    assert.deepEqual([jettons?.amount, jettons?.reverted, jettons?.notCreditedReason], [25_000_000n, false, undefined]);
+    const tonOf = (reason: RegExp) => usdt.filter((x) => x.token === null && reason.test(x.notCreditedReason ?? ''));
+    assert.deepEqual(tonOf(/^TON attached to a jetton transfer notification \(forward_ton_amount\); not a payment$/).map((x) => [x.amount, x.kind, x.logIndex]), [[toNano('0.01'), 'native', -1]]);
+    const [excess] = tonOf(/^TON returned as jetton excesses/);
+    assert.ok(excess && excess.amount > 0n && excess.kind === 'native', 'the excess is native TON, not credited');
     assert.ok(usdt.every((x) => !x.reverted));
 
+    // A notification that is not from the deposit's jetton wallet: the jettons it claims and the TON
+    // it carries are both recorded, neither credited.
+    const [claim, forgedTon] = of(forged);
+    assert.deepEqual([claim?.token, claim?.amount, claim?.kind, claim?.logIndex], [`unverified-jetton-wallet:${raw(node.attacker.address.toString())}`, 25_000_000n, 'token', -2]);
+    assert.match(claim?.notCreditedReason ?? '', /not the deposit's jetton wallet, claims 25000000 jetton units/);
+    assert.deepEqual([forgedTon?.token, forgedTon?.amount, forgedTon?.kind, forgedTon?.reverted], [null, toNano('0.05'), 'native', false]);
+    assert.match(forgedTon?.notCreditedReason ?? '', new RegExp(`^TON attached to a forged transfer_notification from ${raw(node.attacker.address.toString())} `));
+
     // Reading whole masterchain blocks finds exactly the same.
-    const key = (x: SeenTransfer) => `${x.txHash}/${x.logIndex}/${x.to}/${x.token}/${x.amount}/${x.reverted}/${x.revertReason}`;
+    const key = (x: SeenTransfer) => `${x.txHash}/${x.logIndex}/${x.to}/${x.token}/${x.amount}/${x.reverted}/${x.revertReason}/${x.notCreditedReason}`;
     assert.deepEqual((await read(0)).map(key).sort(), transfers.map(key).sort());
   });
 
