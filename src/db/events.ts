@@ -72,20 +72,24 @@ export function addDelivery(em: EntityManager, event: WebhookEvent, options: New
  * Writes an outbox event — inside the caller's transaction, with the state change it reports — and,
  * when the merchant point has a webhook URL and subscribes to the type, its first delivery. The
  * event is kept either way, so `chaingate webhooks replay` can deliver it later.
+ *
+ * `at` is when the fact happened (a chain fact's block time) and is the event's `createdAt`. The
+ * first attempt is due at the server's clock, now: a block stamped ahead of it (clock skew, early
+ * producers, a local chain's burst) must not hold the webhook back until the clock catches up.
  */
-export async function recordEvent(em: EntityManager, input: EventInput, now = new Date()): Promise<WebhookEvent> {
+export async function recordEvent(em: EntityManager, input: EventInput, at = new Date()): Promise<WebhookEvent> {
   const merchant = await em.findOneOrFail(MerchantPoint, { id: input.merchantId });
   const id = newId();
   const event = em.create(WebhookEvent, {
     id,
     merchant,
     type: input.type,
-    payload: eventPayload(id, input.type, now, input.data),
+    payload: eventPayload(id, input.type, at, input.data),
     paymentId: input.paymentId ?? null,
     invoiceId: input.invoiceId ?? null,
-    createdAt: now,
+    createdAt: at,
   });
-  if (merchant.webhookUrl && isSubscribed(merchant, input.type)) addDelivery(em, event, { now });
+  if (merchant.webhookUrl && isSubscribed(merchant, input.type)) addDelivery(em, event, { now: new Date() });
   await em.flush();
   return event;
 }
