@@ -51,7 +51,8 @@ export const configSchema = z.strictObject({
   checkout: z.strictObject({
     /**
      * A chain is offered only while its indexer has reported within this many seconds (at least three
-     * of its poll intervals); null offers chains without looking at their indexer.
+     * of its poll intervals), and the signed gateway's checkout refuses it otherwise
+     * (CHAIN_NOT_MONITORED); null offers and leases chains without looking at their indexer.
      */
     indexerStaleAfterSeconds: z.int().min(10).max(86_400).nullable(),
     /** How long one availability answer (pool counts, indexer reports, prices) is reused, in ms. */

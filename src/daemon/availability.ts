@@ -183,6 +183,11 @@ export interface Availability {
   offered(choices: MerchantChoices, fiat: string, now?: Date): Eventually<AvailableCurrencies>;
   /** Throws SERVICE_UNAVAILABLE when the network's indexer is not reporting; reads its cursor afresh. */
   assertIndexed(network: ResolvedNetwork, now?: Date): Promise<void>;
+  /**
+   * The signed gateway's form of the same check: CHAIN_NOT_MONITORED, saying which (the caller is
+   * the merchant's server, not the public). Off, as for the buyer, with indexerStaleAfterSeconds: null.
+   */
+  assertMonitored(network: ResolvedNetwork, now?: Date): Promise<void>;
 }
 
 export function createAvailability(ctx: AvailabilityContext): Availability {
@@ -229,6 +234,13 @@ export function createAvailability(ctx: AvailabilityContext): Availability {
     return answer;
   };
 
+  /** Why the network's indexer does not count as reporting, from its cursor read afresh (not the cache). */
+  const indexerProblemNow = async (network: ResolvedNetwork, now: Date): Promise<NotOffered | null> => {
+    if (ctx.config.checkout.indexerStaleAfterSeconds === null) return null;
+    const row = await ctx.db.em().findOne(IndexerCursor, { chain: network.chain, network: network.network }, { fields: ['headSeenAt', 'updatedAt', 'lastError'] });
+    return indexerProblem(network, row ? { reportedAt: newest(row.headSeenAt, row.updatedAt), lastError: row.lastError ?? null } : undefined, ctx.config, now);
+  };
+
   return {
     offered(choices, fiat, now = new Date()) {
       const snapshotP = health(now);
@@ -242,14 +254,20 @@ export function createAvailability(ctx: AvailabilityContext): Availability {
       return offer(choices, key, snapshotP, coinsP);
     },
     async assertIndexed(network, now = new Date()) {
-      if (ctx.config.checkout.indexerStaleAfterSeconds === null) return;
-      const row = await ctx.db.em().findOne(IndexerCursor, { chain: network.chain, network: network.network }, { fields: ['headSeenAt', 'updatedAt', 'lastError'] });
-      const problem = indexerProblem(network, row ? { reportedAt: newest(row.headSeenAt, row.updatedAt), lastError: row.lastError ?? null } : undefined, ctx.config, now);
-      if (problem) {
+      if (await indexerProblemNow(network, now)) {
         throw new GatewayError('SERVICE_UNAVAILABLE', `${network.chain} is not offered right now: its payments cannot be detected (no recent report from its indexer); choose another chain or retry later`, {
           headers: { 'Retry-After': '30' },
         });
       }
+    },
+    async assertMonitored(network, now = new Date()) {
+      const problem = await indexerProblemNow(network, now);
+      if (!problem) return;
+      // Not the problem's own message: an indexer's last error may name an RPC endpoint, which is the operator's.
+      const why = problem.code === 'INDEXER_NEVER_REPORTED' ? 'no indexer has ever reported for it' : 'its indexer has not reported recently';
+      throw new GatewayError('CHAIN_NOT_MONITORED', `${network.label} is not monitored (${why}), so a payment there could not be detected; no address was leased. Retry later or choose another chain`, {
+        headers: { 'Retry-After': '30' },
+      });
     },
   };
 }

@@ -31,10 +31,15 @@ export interface CheckoutInput {
   /**
    * The buyer surface checks out only what it offers (docs/checkout.md#what-is-offered): a chain whose
    * indexer is not reporting is refused with SERVICE_UNAVAILABLE (an empty pool and a missing price
-   * already fail with NO_AVAILABLE_WALLET and RATE_UNAVAILABLE). The signed gateway leaves the choice
-   * to the merchant's server.
+   * already fail with NO_AVAILABLE_WALLET and RATE_UNAVAILABLE).
    */
   requireOffered?: boolean;
+  /**
+   * The signed gateway leases nothing on a chain nobody watches: CHAIN_NOT_MONITORED, by the same rule
+   * (both off with checkout.indexerStaleAfterSeconds: null), its own code telling the merchant's server
+   * why. Unset for in-process callers (tests) that check out without an indexer.
+   */
+  requireMonitored?: boolean;
 }
 
 /** The invoice part of a checkout's answer (the claim made it PAYMENT_PENDING). */
@@ -52,7 +57,9 @@ export async function planCheckout(deps: DaemonDeps, input: CheckoutInput, now =
   assertClaimable(invoice, now);
   const { network, token } = resolvePair(deps, invoice.merchant, input);
   const contract = input.method === 'direct' ? null : contractFor(network, input);
+  // Before anything is written (the reference number included), and before a rate is asked for.
   if (input.requireOffered) await availabilityOf(deps).assertIndexed(network, now);
+  else if (input.requireMonitored) await availabilityOf(deps).assertMonitored(network, now);
 
   const priced = await priceInvoice({
     mode: config.pricing.mode,

@@ -15,6 +15,7 @@ import { evmAddresses, startTestDaemon } from '../helpers/daemon.ts';
 import { listenLocal } from '../helpers/local-server.ts';
 import { shapeMismatches, successDataSchema, type OpenApiDoc } from '../helpers/openapi-shape.ts';
 import { spawnServe } from '../helpers/serve-process.ts';
+import { recordIndexerReport } from '../helpers/indexer-report.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -26,6 +27,7 @@ test('the runnable SDK example works as documented against a real serve', async 
   const pool = join(mkdtempSync(join(tmpdir(), 'cg-sdk-')), 'pool.txt');
   writeFileSync(pool, ['0x2000000000000000000000000000000000000001', '0x2000000000000000000000000000000000000002'].join('\n'));
   assert.equal((await runCli(['wallets', 'seed', '--chain', 'ethereum', '--file', pool], env)).code, 0);
+  await recordIndexerReport(tdb.url, 'ethereum'); // as `chaingate index ethereum` would: the gateway leases only on a watched chain
   const serve = await spawnServe(env);
   t.after(() => serve.stop());
 

@@ -11,6 +11,7 @@ import { runCli } from '../helpers/cli.ts';
 import { createTestDatabase, skipUnless } from '../helpers/databases.ts';
 import { spawnServe } from '../helpers/serve-process.ts';
 import { waitFor, writeConfigFile } from '../helpers/indexer-process.ts';
+import { recordIndexerReport } from '../helpers/indexer-report.ts';
 
 interface Creds {
   apiKey: string;
@@ -38,7 +39,12 @@ describe('chaingate serve as a real process', () => {
     const pool = join(dir, 'pool.txt');
     writeFileSync(pool, ['0x1000000000000000000000000000000000000001', '0x1000000000000000000000000000000000000002'].join('\n'));
     assert.equal((await runCli(['wallets', 'seed', '--chain', 'ethereum', '--file', pool], env)).code, 0);
-    const co = await signedFetch(serve.url, creds, 'POST', `/api/v1/invoices/${created.json.data.id}/checkout`, { blockchain: 'ethereum', cryptoCurrency: 'ETH' });
+    const checkout = () => signedFetch(serve.url, creds, 'POST', `/api/v1/invoices/${created.json.data.id}/checkout`, { blockchain: 'ethereum', cryptoCurrency: 'ETH' });
+    // No indexer has reported for ethereum yet: nothing is leased on a chain nobody watches.
+    const unwatched = await checkout();
+    assert.deepEqual([unwatched.status, unwatched.json.error?.code], [503, 'CHAIN_NOT_MONITORED']);
+    await recordIndexerReport(env.CHAINGATE_DATABASE_URL, 'ethereum');
+    const co = await checkout();
     assert.equal(co.status, 201);
     await waitFor('low-water warning', async () => /wallet pool is running low/.test(serve.output()));
     assert.match(serve.output(), /"free":1,"lowWaterMark":20/);
@@ -182,6 +188,7 @@ describe('several serve processes on one PostgreSQL', { skip: await skipUnless('
     const file = join(mkdtempSync(join(tmpdir(), 'cg-pool-')), 'pool.txt');
     writeFileSync(file, addresses.join('\n'));
     assert.equal((await runCli(['wallets', 'seed', '--chain', 'ethereum', '--file', file], env)).code, 0);
+    await recordIndexerReport(tdb.url, 'ethereum'); // as `chaingate index ethereum` would: the gateway leases only on a watched chain
     const id = ok[0]!.json.data.id as string;
     const checkouts = await Promise.all(Array.from({ length: 10 }, (_, i) => signedFetch(i % 2 ? a.url : b.url, creds, 'POST', `/api/v1/invoices/${id}/checkout`, { blockchain: 'ethereum', cryptoCurrency: 'ETH' }, `co-${i}`)));
     assert.equal(checkouts.filter((r) => r.status === 201).length, 1, JSON.stringify(checkouts.map((r) => r.json.error?.code ?? r.status)));

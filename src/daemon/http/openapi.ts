@@ -45,7 +45,7 @@ export const GATEWAY_ROUTES: RouteDoc<'gateway'>[] = [
     summary: 'Choose chain and coin: lease a deposit address and open a payment',
     body: gatewayCheckoutBody,
     success: [201, 'GatewayCheckout'],
-    errors: ['INVOICE_NOT_FOUND', 'INVOICE_NOT_AVAILABLE', 'INVOICE_EXPIRED', 'INVALID_CURRENCY', 'PAYMENT_ALREADY_IN_PROGRESS', 'NO_AVAILABLE_WALLET', 'BLOCKCHAIN_NOT_SUPPORTED', 'RATE_UNAVAILABLE', 'CONTRACT_NOT_CONFIGURED'],
+    errors: ['INVOICE_NOT_FOUND', 'INVOICE_NOT_AVAILABLE', 'INVOICE_EXPIRED', 'INVALID_CURRENCY', 'PAYMENT_ALREADY_IN_PROGRESS', 'CHAIN_NOT_MONITORED', 'NO_AVAILABLE_WALLET', 'BLOCKCHAIN_NOT_SUPPORTED', 'RATE_UNAVAILABLE', 'CONTRACT_NOT_CONFIGURED'],
   },
   { method: 'get', path: '/payments', summary: 'List payments, newest first', query: listPaymentsQuery, success: [200, 'PaymentList'], errors: [] },
   { method: 'get', path: '/payments/{id}', summary: 'Get a payment', success: [200, 'Payment'], errors: ['PAYMENT_NOT_FOUND'] },

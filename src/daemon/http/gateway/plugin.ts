@@ -251,6 +251,7 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
       cryptoCurrency: body.cryptoCurrency,
       testnet: body.testnet,
       method: 'direct',
+      requireMonitored: true,
     };
     // Read, checked and priced before the write transaction opens (a rate may come over HTTP; no
     // write lock is held meanwhile); then the claim, lease and payment row in hand-written SQL in
