@@ -49,7 +49,7 @@ async function scenario(open: number): Promise<string> {
     CHAINGATE_DATABASE_URL: tdb.url,
     CHAINGATE_MASTER_KEY: 'b'.repeat(64),
     CHAINGATE_LOG_LEVEL: 'error',
-    CHAINGATE_CONFIG: writeConfigFile({ chains, indexer: { minPollMs: POLL_MS, maxBlocksPerRange: 50 }, rateLimit: { enabled: false } }),
+    CHAINGATE_CONFIG: writeConfigFile({ chains, indexer: { minPollMs: POLL_MS, maxBlocksPerRange: 50 }, rateLimit: { enabled: false }, checkout: { indexerStaleAfterSeconds: null } }),
   };
   // One payment opened through the real API is the template of the others (same invoice, fresh ids and addresses).
   const creds = JSON.parse((await runCli(['merchant', 'create', '--name', 'Bench', '--json'], env)).stdout) as { apiKey: string; apiSecret: string };
