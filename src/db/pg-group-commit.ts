@@ -5,7 +5,7 @@ import { pgStatement, type SqlValue } from './raw-sql.ts';
 
 // Group commit for PostgreSQL's signed writes (claimAndInsertPg). One write is one statement, and a
 // statement costs PostgreSQL far more than its rows: a wake-up, parse and bind, executor start-up,
-// its own commit and WAL flush (perf, docs/performance.md "Seventh round"). So the writes that wait
+// its own commit and WAL flush. So the writes that wait
 // while the batch statement before them runs leave together, as one statement over their rows (one
 // JSON parameter read by json_to_recordset): each row claims its key `on conflict do nothing`, the work's rows are inserted only for the claims that
 // were made, and one row per write says what became of it. One statement is one transaction.
@@ -22,7 +22,7 @@ import { pgStatement, type SqlValue } from './raw-sql.ts';
 const MAX_BATCH = 64;
 /**
  * Batch statements running at once (of the pool's ten connections); the rest wait and grow the next
- * batch. 1 measured best of 1, 2, 4 and 8 (docs/performance.md, "Seventh round").
+ * batch (one measured best of 1, 2, 4 and 8).
  */
 const MAX_IN_FLIGHT = 1;
 

@@ -3,7 +3,7 @@
 /**
  * `prepare` with the last `size` statements kept by text. Kept by second chance (CLOCK) rather than
  * strict recency: a hit only marks its statement used (moving it to the recent end took a Map delete
- * and set for every statement of every request, docs/performance.md, eighth round); a statement at
+ * and set for every statement of every request); a statement at
  * the old end that was used since it got there goes round again instead of being dropped.
  */
 export function cachePrepared<S>(prepare: (sql: string) => S, size: number): (sql: string) => S {

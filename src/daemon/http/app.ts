@@ -48,9 +48,8 @@ function requestId(): string {
 /**
  * Fastify calls its log controller for every request whose answer finished (or whose connection
  * failed): the one per-request callback it makes anyway. The metrics and the per-request line are
- * taken there rather than in onResponse hooks, which cost each request a hook runner on top
- * (7–16 % of a buyer read's CPU, docs/performance.md, eighth round). Fastify's own request lines
- * stay off.
+ * taken there rather than in onResponse hooks, which cost each request a hook runner on top.
+ * Fastify's own request lines stay off.
  */
 class AnswerObserver extends LogController {
   constructor(
