@@ -127,7 +127,9 @@ describe('what buyers are offered: status, caching, the page', () => {
     assert.deepEqual([byChain.ethereum!.offered, byChain.ethereum!.coins], [true, ['ETH', 'USDT', 'USDC']]);
     assert.deepEqual(byChain.polygon!.reasons.map((r) => r.code), ['NO_FREE_ADDRESS']);
     assert.deepEqual(byChain.bsc!.reasons.map((r) => r.code), ['INDEXER_STALE']);
-    assert.match(byChain.bsc!.reasons[0]!.message, /last reported (599|600|601) s ago \(limit 60 s.*ECONNREFUSED/);
+    // Reported 600 s before the status ran; a slow machine only makes it older.
+    const ago = /last reported (\d+) s ago \(limit 60 s.*ECONNREFUSED/.exec(byChain.bsc!.reasons[0]!.message);
+    assert.ok(ago && Number(ago[1]) >= 599, byChain.bsc!.reasons[0]!.message);
     assert.deepEqual(byChain.bitcoin!.reasons.map((r) => r.code), ['NO_PRICE']);
 
     const text = await runCli(['status'], env);
