@@ -8,6 +8,7 @@ import { UsageError } from '../domain/errors.ts';
 import { deriveAddresses, keyFingerprint } from './derive.ts';
 import { assertPublicKeyMaterial, parseExtendedPublicKey } from './key-material.ts';
 import { encodeBase58Check, decodeBase58Check } from './base58check.ts';
+import { decodeSegwitAddress } from '../indexers/bitcoin/bech32.ts';
 
 const bip32 = BIP32Factory(ecc);
 const ABANDON = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
@@ -84,6 +85,75 @@ test('testnet: a vpub and a tpub of m/84\'/1\'/0\' give tb1 addresses matching p
   // Network mix-ups are refused, not silently re-encoded.
   assert.throws(() => deriveAddresses({ family: 'bitcoin', testnet: false, xpub: vpub, start: 0, count: 1 }), /testnet key/);
   assert.throws(() => deriveAddresses({ family: 'bitcoin', testnet: true, xpub: BIP84_ZPUB, start: 0, count: 1 }), /mainnet key/);
+});
+
+// BIP86 (https://github.com/bitcoin/bips/blob/master/bip-0086.mediawiki#test-vectors), account 0 of the abandon mnemonic.
+const BIP86_XPUB =
+  'xpub6BgBgsespWvERF3LHQu6CnqdvfEvtMcQjYrcRzx53QJjSxarj2afYWcLteoGVky7D3UKDP9QyrLprQ3VCECoY49yfdDEHGCtMMj92pReUsQ';
+
+/** The same key data under other version bytes (tpub 0x043587cf, vpub 0x045f1cf6, …). */
+function withVersion(key: string, version: number[]): string {
+  const payload = decodeBase58Check(key);
+  assert.ok(payload);
+  return encodeBase58Check(Uint8Array.from([...version, ...payload.subarray(4)]));
+}
+
+test('BIP86 vectors: the m/86\'/0\'/0\' xpub with script p2tr gives bc1p5cyx… and bc1p4qhj… (key path only, TapTweak)', () => {
+  assert.equal(HDNodeWallet.fromPhrase(ABANDON, undefined, "m/86'/0'/0'").neuter().extendedKey, BIP86_XPUB);
+  const out = deriveAddresses({ family: 'bitcoin', testnet: false, xpub: BIP86_XPUB, script: 'p2tr', start: 0, count: 2 });
+  assert.deepEqual(out, [
+    { index: 0, address: 'bc1p5cyxnuxmeuwuvkwfem96lqzszd02n6xdcjrs20cac6yqjjwudpxqkedrcr' },
+    { index: 1, address: 'bc1p4qhjn9zdvkux4e44uhx8tc55attvtyu358kutcqkudyccelu0was9fqzwh' },
+  ]);
+  // The vector's internal key (the x coordinate of m/86'/0'/0'/0/0) and tweaked output key.
+  const internal = parseExtendedPublicKey(BIP86_XPUB).node.derive(0).derive(0).publicKey.subarray(1);
+  assert.equal(Buffer.from(internal).toString('hex'), 'cc8a4bc64d897bddc5fbc2f670f7a8ba0b386779106cf1223c6fc5d7cd6fc115');
+  const decoded = decodeSegwitAddress(out[0]!.address);
+  assert.ok(!('problem' in decoded));
+  assert.equal(Buffer.from(decoded.program).toString('hex'), 'a60869f0dbcf1dc659c9cecbaf8050135ea9e8cdc487053f1dc6880949dc684c');
+  // The same key without --script is read as BIP84 (other addresses), and its series is counted apart.
+  assert.match(deriveAddresses({ family: 'bitcoin', testnet: false, xpub: BIP86_XPUB, start: 0, count: 1 })[0]!.address, /^bc1q/);
+  assert.equal(keyFingerprint(BIP86_XPUB, 'p2tr'), `p2tr:${keyFingerprint(BIP86_XPUB)}`);
+  assert.equal(keyFingerprint(BIP86_XPUB, 'p2wpkh'), keyFingerprint(BIP86_XPUB));
+});
+
+test('BIP86 on testnet and regtest: a tpub of m/86\'/1\'/0\' gives the tb1p…/bcrt1p… addresses of private derivation', () => {
+  bitcoin.initEccLib(ecc);
+  const account = HDNodeWallet.fromPhrase(ABANDON, undefined, "m/86'/1'/0'");
+  const tpub = withVersion(account.neuter().extendedKey, [0x04, 0x35, 0x87, 0xcf]);
+  for (const [network, name, prefix] of [[bitcoin.networks.testnet, undefined, /^tb1p/], [bitcoin.networks.regtest, 'REGTEST', /^bcrt1p/]] as const) {
+    const expected = [0, 1, 2].map((i) => ({
+      index: i,
+      address: bitcoin.payments.p2tr({ internalPubkey: getBytes(account.derivePath(`0/${i}`).publicKey).subarray(1), network }).address,
+    }));
+    assert.match(expected[0]!.address ?? '', prefix);
+    assert.deepEqual(deriveAddresses({ family: 'bitcoin', testnet: true, network: name, xpub: tpub, script: 'p2tr', start: 0, count: 3 }), expected);
+  }
+  assert.throws(() => deriveAddresses({ family: 'bitcoin', testnet: false, xpub: tpub, script: 'p2tr', start: 0, count: 1 }), /testnet key; for mainnet export the xpub of m\/86'\/0'\/0'/);
+  assert.throws(() => deriveAddresses({ family: 'bitcoin', testnet: true, xpub: BIP86_XPUB, script: 'p2tr', start: 0, count: 1 }), /mainnet key; for --testnet export the tpub of m\/86'\/1'\/0'/);
+});
+
+test('script p2tr takes plain xpub/tpub keys only: zpub/vpub (BIP84), ypub (BIP49) and other families are refused', () => {
+  const call = (xpub: string, over: Partial<Parameters<typeof deriveAddresses>[0]> = {}) =>
+    deriveAddresses({ family: 'bitcoin', testnet: false, xpub, script: 'p2tr', start: 0, count: 1, ...over });
+  assert.throws(() => call(BIP84_ZPUB), /a zpub is a BIP84 native segwit key .* xpub at m\/86'\/0'\/0'/);
+  const vpub = withVersion(BIP84_ZPUB, [0x04, 0x5f, 0x1c, 0xf6]);
+  assert.throws(() => call(vpub, { testnet: true }), /a vpub is a BIP84 native segwit key .* tpub at m\/86'\/1'\/0'/);
+  assert.throws(() => call(withVersion(BIP84_ZPUB, [0x04, 0x9d, 0x7c, 0xb2])), /nested segwit/);
+  const evmXpub = HDNodeWallet.fromPhrase(ABANDON, undefined, "m/44'/60'/0'").neuter().extendedKey;
+  assert.throws(() => call(evmXpub, { family: 'evm' }), /--script chooses between bitcoin output types/);
+  assert.throws(() => call(evmXpub, { family: 'tron', script: 'p2wpkh' }), /--script/);
+});
+
+test('an output descriptor is refused with the way to pass its key; one holding an xprv is refused as private', () => {
+  const descriptor = `tr([73c5da0a/86'/0'/0']${BIP86_XPUB}/0/*)`;
+  assert.throws(() => deriveAddresses({ family: 'bitcoin', testnet: false, xpub: descriptor, script: 'p2tr', start: 0, count: 1 }), /output descriptor.*--script p2tr/);
+  const xprv = HDNodeWallet.fromPhrase(ABANDON, undefined, "m/86'/0'/0'").extendedKey;
+  const secret = `tr([73c5da0a/86h/0h/0h]${xprv}/<0;1>/*)`;
+  assert.throws(
+    () => assertPublicKeyMaterial(secret),
+    (error: unknown) => error instanceof UsageError && /PRIVATE/.test(error.message) && !error.message.includes(xprv.slice(4, 30)),
+  );
 });
 
 test('BIP44 Ethereum vector: the m/44\'/60\'/0\' xpub gives 0x9858EfFD… at 0/0 using the public key only', () => {

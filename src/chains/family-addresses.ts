@@ -19,13 +19,20 @@ export interface ValidateAddressOptions {
   network?: string;
 }
 
+/**
+ * The output script receive addresses are derived for, where a family has a choice (bitcoin only):
+ * 'p2wpkh' is BIP84 native segwit (the default), 'p2tr' BIP86 taproot (key path only, no script tree).
+ */
+export type AddressScript = 'p2wpkh' | 'p2tr';
+
 export interface FamilyAddresses {
   /** The address in its canonical form for the family and network, or throws InvalidAddressError. `input` is trimmed and non-empty. */
   validate(input: string, testnet: boolean, options: ValidateAddressOptions): string;
   /**
    * The encoder of receive addresses from the compressed secp256k1 public keys derived from an
    * account xpub. Absent where the family's wallets do not derive from one (the pool is seeded from
-   * an address list instead).
+   * an address list instead). `script` is given only for families with a choice (parseAccountKey
+   * refuses it elsewhere).
    */
-  fromPublicKey?: (testnet: boolean, network: string | undefined) => (publicKey: Uint8Array) => string;
+  fromPublicKey?: (testnet: boolean, network: string | undefined, script?: AddressScript) => (publicKey: Uint8Array) => string;
 }

@@ -2,6 +2,7 @@ import { BIP32Factory } from 'bip32';
 import type { BIP32Interface } from 'bip32';
 import * as ecc from '@bitcoinerlab/secp256k1';
 import { UsageError } from '../domain/errors.ts';
+import type { AddressScript } from './family-addresses.ts';
 import type { ChainFamily } from './registry.ts';
 import { decodeBase58, decodeBase58Check } from './base58check.ts';
 
@@ -44,6 +45,10 @@ const PUBLIC_VERSIONS: Readonly<Record<number, ExtendedKeyKind>> = {
 
 const HEX_PRIVATE_KEY_RE = /^(0x)?[0-9a-fA-F]{64}$/;
 const EXTENDED_PRIVATE_PREFIX_RE = /^[a-zA-Z]prv/;
+/** An extended private key anywhere in the text, as inside an output descriptor `tr([…]xprv…/0/*)`. */
+const EMBEDDED_EXTENDED_PRIVATE_RE = /(^|[(\],\s])[a-zA-Z]prv[1-9A-HJ-NP-Za-km-z]{100,}/;
+/** `tr(`, `wpkh(`, `sh(wpkh(`, …: an output descriptor (BIP380) rather than a bare key. */
+const DESCRIPTOR_RE = /^[a-z]+\(/;
 const WORD_RE = /^[a-zA-Z]+$/;
 const BYTE_ARRAY_RE = /^\[\s*\d{1,3}(\s*,\s*\d{1,3}){31,}\s*\]$/;
 const WIF_VERSIONS = new Set([0x80, 0xef]);
@@ -62,7 +67,7 @@ export function assertPublicKeyMaterial(input: string): void {
     throw new UsageError(`refused: this looks like a secret key file (a JSON byte array, as solana-keygen writes). ${WATCH_ONLY}`);
   }
   // Refuse by prefix even when the checksum fails: a mistyped xprv is still a secret.
-  if (EXTENDED_PRIVATE_PREFIX_RE.test(text)) {
+  if (EXTENDED_PRIVATE_PREFIX_RE.test(text) || EMBEDDED_EXTENDED_PRIVATE_RE.test(text)) {
     throw new UsageError(`refused: this looks like an extended PRIVATE key (…prv). ${WATCH_ONLY}`);
   }
   // Phantom and other Solana wallets export the 64-byte secret key as plain base58 (an address is 32 bytes).
@@ -90,6 +95,11 @@ export function parseExtendedPublicKey(input: string): ParsedExtendedKey {
   const text = input.trim();
   const payload = decodeBase58Check(text);
   if (payload === null || payload.length !== EXTENDED_KEY_BYTES) {
+    if (DESCRIPTOR_RE.test(text)) {
+      throw new UsageError(
+        'this is an output descriptor, not a key: pass only the xpub/tpub inside it (without the [fingerprint/path] origin and the /0/* ending) as --xpub, and add --script p2tr for a tr(…) descriptor',
+      );
+    }
     throw new UsageError('not an extended public key: expected a Base58Check xpub/zpub/tpub/vpub string (check for a typo or truncation)');
   }
   const version = new DataView(payload.buffer, payload.byteOffset, payload.byteLength).getUint32(0);
@@ -104,31 +114,50 @@ export function parseExtendedPublicKey(input: string): ParsedExtendedKey {
   }
 }
 
-/** Parses an extended public key for a family and network, refusing keys meant for another script type or network. */
-export function parseAccountKey(input: string, family: ChainFamily, testnet: boolean): ParsedExtendedKey {
+/**
+ * Parses an extended public key for a family and network, refusing keys meant for another script
+ * type or network. `script` (bitcoin only) is the output type to derive: SLIP-0132 gives P2WPKH its
+ * own versions (zpub/vpub) but none to taproot, whose BIP86 accounts keep the plain BIP32 xpub/tpub.
+ */
+export function parseAccountKey(input: string, family: ChainFamily, testnet: boolean, script?: AddressScript): ParsedExtendedKey {
   const parsed = parseExtendedPublicKey(input);
-  rejectUnfit(parsed.kind, family, testnet);
+  rejectUnfit(parsed.kind, family, testnet, script);
   return parsed;
 }
 
-function rejectUnfit(kind: ExtendedKeyKind, family: ChainFamily, testnet: boolean): void {
+/** The account a bitcoin wallet keeps for each script type (BIP84, BIP86; coin type 1' on every testnet). */
+function accountPath(script: AddressScript, testnet: boolean): string {
+  return `m/${script === 'p2tr' ? 86 : 84}'/${testnet ? 1 : 0}'/0'`;
+}
+
+function rejectUnfit(kind: ExtendedKeyKind, family: ChainFamily, testnet: boolean, script: AddressScript | undefined): void {
   if (family === 'solana' || family === 'ton') {
     throw new UsageError(`${family} addresses cannot be derived from an extended public key; seed the pool with --file (one address per line)`);
+  }
+  if (script !== undefined && family !== 'bitcoin') {
+    throw new UsageError(`--script chooses between bitcoin output types; ${family} has one kind of address, so leave it out`);
   }
   if (kind.script === 'multisig') {
     throw new UsageError(`a ${kind.prefix} belongs to a multisig wallet; chaingate derives single-signature deposit addresses`);
   }
   if (family === 'bitcoin') {
+    const wanted = script ?? 'p2wpkh';
     if (kind.script === 'p2sh-p2wpkh') {
       throw new UsageError(
-        `a ${kind.prefix} is for nested segwit (BIP49, 3…/2… addresses); chaingate pays to native segwit, so export the BIP84 account key (${testnet ? "vpub at m/84'/1'/0'" : "zpub at m/84'/0'/0'"})`,
+        `a ${kind.prefix} is for nested segwit (BIP49, 3…/2… addresses); chaingate pays to native segwit or taproot, so export the BIP84 account key (${testnet ? 'vpub' : 'zpub'} at ${accountPath('p2wpkh', testnet)}) or the BIP86 one (${testnet ? 'tpub' : 'xpub'} at ${accountPath('p2tr', testnet)}, with --script p2tr)`,
+      );
+    }
+    if (wanted === 'p2tr' && kind.script === 'p2wpkh') {
+      throw new UsageError(
+        `a ${kind.prefix} is a BIP84 native segwit key (…1q… addresses), not a taproot one; export the BIP86 account key, the ${testnet ? 'tpub' : 'xpub'} at ${accountPath('p2tr', testnet)} (BIP86 keeps the plain BIP32 versions), or leave out --script p2tr`,
       );
     }
     if (kind.testnet !== testnet) {
+      const keys = wanted === 'p2tr' ? (testnet ? 'tpub' : 'xpub') : testnet ? 'tpub or vpub' : 'xpub or zpub';
       throw new UsageError(
         testnet
-          ? `a ${kind.prefix} is a mainnet key; for --testnet export the tpub or vpub of m/84'/1'/0'`
-          : `a ${kind.prefix} is a testnet key; for mainnet export the xpub or zpub of m/84'/0'/0'`,
+          ? `a ${kind.prefix} is a mainnet key; for --testnet export the ${keys} of ${accountPath(wanted, true)}`
+          : `a ${kind.prefix} is a testnet key; for mainnet export the ${keys} of ${accountPath(wanted, false)}`,
       );
     }
     return;

@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import * as ecc from '@bitcoinerlab/secp256k1';
+import { decodeSegwitAddress, encodeSegwitAddress } from '../indexers/bitcoin/bech32.ts';
 import { InvalidAddressError } from './family-addresses.ts';
 import { validateAddress } from './validate-address.ts';
 
@@ -30,6 +32,54 @@ test('validateAddress(bitcoin) keeps mainnet and testnet apart and lower-cases b
   assert.throws(() => validateAddress('bitcoin', 'bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyv', false), InvalidAddressError);
   assert.throws(() => validateAddress('bitcoin', '0x9858EfFD232B4033E47d90003D41EC34EcaEda94', false), InvalidAddressError);
 });
+
+test('validateAddress(bitcoin) accepts taproot (bech32m, BIP350) on each network and refuses what would lose the coins', () => {
+  // BIP86's first receive address of the abandon … about mnemonic.
+  const taproot = 'bc1p5cyxnuxmeuwuvkwfem96lqzszd02n6xdcjrs20cac6yqjjwudpxqkedrcr';
+  assert.equal(validateAddress('bitcoin', taproot, false), taproot);
+  assert.equal(validateAddress('bitcoin', taproot.toUpperCase(), false), taproot, 'QR codes carry bech32 in upper case');
+  const program = decodeSegwitAddress(taproot);
+  assert.ok(!('problem' in program));
+  const testnetTaproot = encodeSegwitAddress('tb', 1, program.program);
+  const regtestTaproot = encodeSegwitAddress('bcrt', 1, program.program);
+  assert.equal(validateAddress('bitcoin', testnetTaproot, true), testnetTaproot);
+  assert.equal(validateAddress('bitcoin', regtestTaproot, true, { network: 'REGTEST' }), regtestTaproot);
+  assert.throws(() => validateAddress('bitcoin', taproot, true), /this is a mainnet address/);
+  assert.throws(() => validateAddress('bitcoin', testnetTaproot, false), /this is a testnet address/);
+  assert.throws(() => validateAddress('bitcoin', regtestTaproot, true), /this is a regtest address/);
+
+  const refusals: Array<[string, RegExp]> = [
+    // Last character changed.
+    ['bc1p5cyxnuxmeuwuvkwfem96lqzszd02n6xdcjrs20cac6yqjjwudpxqkedrcq', /checksum does not match/],
+    // BIP350 invalid vectors: v1 with a bech32 checksum, v0 with a bech32m one, mixed case, bad padding.
+    ['bc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vqh2y7hd', /carries a bech32m checksum \(BIP350\), but this one has the older bech32/],
+    ['bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kemeawh', /witness v0 .* has a bech32m checksum/],
+    ['tb1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vq47Zagq', /mixes upper- and lower-case/],
+    ['bc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7v07qwwzcrf', /whole bytes/],
+    ['bc1p38j9r5y49hruaue7wxjce0updqjuyyx0kh56v8s25huc6995vvpql3jow4', /character bech32 does not use/],
+    // Valid encodings that are no safe deposit: a 40-byte v1 program, witness v2 (anyone can spend).
+    ['bc1pw508d6qejxtdg4y5r3zarvary0c5xw7kw508d6qejxtdg4y5r3zarvary0c5xw7kt5nd6y', /32-byte output key, not 40 bytes/],
+    ['bc1zw508d6qejxtdg4y5r3zarvaryvaxxpcs', /witness version 2 is not in use/],
+    // 32 bytes that are no x coordinate on secp256k1: an output nobody could ever spend.
+    [encodeSegwitAddress('bc', 1, offCurve()), /not a point on secp256k1/],
+  ];
+  for (const [address, reason] of refusals) {
+    assert.throws(
+      () => validateAddress('bitcoin', address, address.toLowerCase().startsWith('tb1')),
+      (error: unknown) => error instanceof InvalidAddressError && reason.test(error.message) && !error.message.includes(address),
+      reason.source,
+    );
+  }
+});
+
+/** The first 32-byte x (big-endian 1, 2, …) that is not on the curve. */
+function offCurve(): Uint8Array {
+  for (let x = 1; ; x++) {
+    const bytes = new Uint8Array(32);
+    bytes[31] = x;
+    if (!ecc.isXOnlyPoint(bytes)) return bytes;
+  }
+}
 
 test('validateAddress(tron) needs a T… Base58Check address with the 0x41 prefix', () => {
   assert.equal(validateAddress('tron', 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', false), 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t');

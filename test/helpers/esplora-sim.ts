@@ -1,7 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import * as bitcoin from 'bitcoinjs-lib';
+import * as ecc from '@bitcoinerlab/secp256k1';
 import { listenLocal } from './local-server.ts';
+
+// Payouts to bcrt1p… (taproot) addresses need bitcoinjs-lib's ECC library in this (the test's)
+// process. The indexer under test runs in its own process and reads outputs without one.
+bitcoin.initEccLib(ecc);
 
 // A regtest bitcoin chain behind two real protocols: the Esplora REST API (mempool.space,
 // Blockstream, electrs) and Bitcoin Core's JSON-RPC (POST /, Basic auth, {"result","error","id"}
@@ -9,6 +14,8 @@ import { listenLocal } from './local-server.ts';
 // serialized blocks built with bitcoinjs-lib and mined for real against regtest's target (0x207fffff,
 // about two hashes a block); signatures are absent (nothing here validates scripts). Invalid blocks
 // (a wrong merkle root, no proof of work, bits the chain does not demand) can be mined on purpose.
+// Real transactions (MAINNET_TAPROOT_TX) can be mined too: a block with witnesses gets the BIP141
+// witness commitment in its coinbase, as a real miner's does.
 
 /** Bitcoin Core's regtest genesis block header (src/kernel/chainparams.cpp CRegTestParams). */
 const GENESIS_HEADER =
@@ -29,8 +36,11 @@ export interface Payout {
 export interface EsploraSim {
   url: string;
   height(): number;
-  /** Mines one block; each inner list becomes one transaction paying those outputs. Returns the txids. */
-  mine(txs?: Payout[][], flaw?: 'merkle' | 'pow' | 'bits'): string[];
+  /**
+   * Mines one block; each inner list becomes one transaction paying those outputs, and a Transaction
+   * goes in as it is (a real one, signatures and all). Returns the txids.
+   */
+  mine(txs?: Array<Payout[] | bitcoin.Transaction>, flaw?: 'merkle' | 'pow' | 'bits'): string[];
   mineEmpty(count: number): void;
   /** Drops the top `depth` blocks (a reorg; mine again to build the competing branch). */
   rewind(depth: number): void;
@@ -56,15 +66,26 @@ export async function startEsploraSim(options: { seed?: number; rpcAuth?: { user
     return tx;
   }
 
-  function mine(txs: Payout[][] = [], flaw?: 'merkle' | 'pow' | 'bits'): string[] {
+  function mine(txs: Array<Payout[] | bitcoin.Transaction> = [], flaw?: 'merkle' | 'pow' | 'bits'): string[] {
     const prev = chain[chain.length - 1]!;
     const height = chain.length;
     const transactions = [coinbase(height)];
-    for (const payouts of txs) {
+    for (const item of txs) {
+      if (item instanceof bitcoin.Transaction) {
+        transactions.push(item);
+        continue;
+      }
       const tx = new bitcoin.Transaction();
       tx.addInput(randomBytes(32), 0);
-      for (const p of payouts) tx.addOutput(bitcoin.address.toOutputScript(p.address, network), p.sats);
+      for (const p of item) tx.addOutput(bitcoin.address.toOutputScript(p.address, network), p.sats);
       transactions.push(tx);
+    }
+    if (transactions.some((tx) => tx.hasWitnesses())) {
+      // BIP141: the coinbase's witness holds a reserved value and an OP_RETURN output commits to the
+      // witness merkle root (the coinbase's own wtxid counts as zero, so the new output changes nothing).
+      const cb = transactions[0]!;
+      cb.ins[0]!.witness = [new Uint8Array(32)];
+      cb.addOutput(Uint8Array.from([0x6a, 0x24, 0xaa, 0x21, 0xa9, 0xed, ...bitcoin.Block.calculateMerkleRoot(transactions, true)]), 0n);
     }
     const block = new bitcoin.Block();
     block.version = 0x20000000;
@@ -171,3 +192,38 @@ export async function startEsploraSim(options: { seed?: number; rpcAuth?: { user
     close: local.close,
   };
 }
+
+/**
+ * A real mainnet transaction with taproot outputs: 00000a2d…6571 in block 834552 (hash
+ * 00000000000000000001dd0468a70c94f619251d286585cff57aeb4bd9ede330), a key-path spend paying two
+ * P2TR outputs. `hex` is the body of Esplora's GET /tx/:txid/hex; `vout` is the `vout` of its
+ * GET /tx/:txid (the same objects GET /block/:hash/txs lists), in the shape Blockstream/electrs
+ * serializes (src/rest.rs, TxOutValue: scriptpubkey_type "v1_p2tr" from Script::is_p2tr). Copied from
+ * a public repository's fixture that did not record the electrs version that served it; the bytes
+ * prove themselves, as they hash to the txid.
+ */
+export const MAINNET_TAPROOT_TX = {
+  txid: '00000a2d1a9e29116b539b85b6e893213b1ed95a08b7526a8d59a4b088fc6571',
+  status: { confirmed: true, block_height: 834552, block_hash: '00000000000000000001dd0468a70c94f619251d286585cff57aeb4bd9ede330', block_time: 1710355598 },
+  hex:
+    '01000000000101c05eb1b55ba2170d5149eb4954deb77553f059039ce6d9ef8794ca52d543482e0100000000540e0060025c0b000000000000' +
+    '2251204b918d31f22461021ed54e354ac9dcbbe94b98edcfd3615b76c068b08222a87f372100000000000022512065fd3d423ea46a70505248db98' +
+    '9e7302bfbbdd64ee4193dd9a59f69894f0de48014029783b151d376d5178451ce14f62b091059021680bff36aec2814e33ecacf130e8aa92d6da23' +
+    'f35be7a8c2245b8f910261d4e6a5169f79d6ff7a3f412981f48600000000',
+  vout: [
+    {
+      scriptpubkey: '51204b918d31f22461021ed54e354ac9dcbbe94b98edcfd3615b76c068b08222a87f',
+      scriptpubkey_asm: 'OP_PUSHNUM_1 OP_PUSHBYTES_32 4b918d31f22461021ed54e354ac9dcbbe94b98edcfd3615b76c068b08222a87f',
+      scriptpubkey_type: 'v1_p2tr',
+      scriptpubkey_address: 'bc1pfwgc6v0jy3ssy8k4fc654jwuh055hx8delfkzkmkcp5tpq3z4pls7tx8q3',
+      value: 2908,
+    },
+    {
+      scriptpubkey: '512065fd3d423ea46a70505248db989e7302bfbbdd64ee4193dd9a59f69894f0de48',
+      scriptpubkey_asm: 'OP_PUSHNUM_1 OP_PUSHBYTES_32 65fd3d423ea46a70505248db989e7302bfbbdd64ee4193dd9a59f69894f0de48',
+      scriptpubkey_type: 'v1_p2tr',
+      scriptpubkey_address: 'bc1pvh7n6s375348q5zjfrde38nnq2lmhhtyaeqe8hv6t8mf398smeyqnug47s',
+      value: 8503,
+    },
+  ],
+} as const;

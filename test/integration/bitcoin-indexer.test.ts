@@ -1,5 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as bitcoin from 'bitcoinjs-lib';
 import { deriveAddresses } from '../../src/chains/derive.ts';
 import { checkoutInvoice } from '../../src/daemon/checkout.ts';
 import { Invoice } from '../../src/db/entities/invoice.entity.ts';
@@ -7,14 +11,19 @@ import { ObservedTransfer } from '../../src/db/entities/observed-transfer.entity
 import { Payment } from '../../src/db/entities/payment.entity.ts';
 import { WebhookEvent } from '../../src/db/entities/webhook-event.entity.ts';
 import { parseUnits } from '../../src/domain/money.ts';
+import { encodeSegwitAddress } from '../../src/indexers/bitcoin/bech32.ts';
 import { runCli } from '../helpers/cli.ts';
 import { startTestDaemon } from '../helpers/daemon.ts';
-import { startEsploraSim } from '../helpers/esplora-sim.ts';
+import { MAINNET_TAPROOT_TX, startEsploraSim } from '../helpers/esplora-sim.ts';
 import { spawnIndexer, waitFor, writeConfigFile } from '../helpers/indexer-process.ts';
 
 // Regtest addresses derived watch-only from a vpub (BIP84 test vector key, testnet form) with the
 // regtest prefix, as `wallets seed --chain bitcoin --testnet --xpub` does when the testnet is REGTEST.
 const VPUB = 'vpub5Y6cjg78GGuNLsaPhmYsiw4gYX3HoQiRBiSwDaBXKUafCt9bNwWQiitDk5VZ5BVxYnQdwoTyXSs2JHRPAgjAvtbBrf8ZhDYe2jWAqvZVnsc';
+// BIP86 account m/86'/1'/0' of the abandon … about mnemonic (derived with ethers, written as a tpub:
+// BIP86 keeps the BIP32 version bytes); its children are checked against private derivation in
+// src/chains/derive.test.ts.
+const BIP86_TPUB = 'tpubDDfvzhdVV4unsoKt5aE6dcsNsfeWbTgmLZPi8LQDYU2xixrYemMfWJ3BaVneH3u7DBQePdTwhpybaKRU95pi6PMUtLPBJLVQRpzEnjfjZzX';
 const regtestPool = (n: number) => deriveAddresses({ family: 'bitcoin', testnet: true, network: 'REGTEST', xpub: VPUB, start: 0, count: n }).map((a) => a.address);
 
 describe('bitcoin indexer against an Esplora API serving real blocks (separate indexer process)', () => {
@@ -132,6 +141,74 @@ describe('bitcoin indexer against an Esplora API serving real blocks (separate i
       assert.equal(proc.child.exitCode, null, 'still running');
     });
 
+    assert.equal(await proc.stop('SIGTERM'), 0);
+  });
+
+  test('taproot: BIP86 bcrt1p… deposits and a real mainnet transaction\'s P2TR output are detected, credited and completed; the URI is BIP21', async (t) => {
+    const sim = await startEsploraSim();
+    t.after(() => sim.close());
+    sim.mineEmpty(3);
+    const chains = { bitcoin: { testnet: { rpcUrl: sim.url, network: 'REGTEST', blockTimeMs: 1000, pollMs: 1000, confirmations: 2 } } };
+    const indexer = { minPollMs: 200, maxBlocksPerRange: 10, leaseSeconds: 5, rpcTimeoutMs: 1000 };
+    const d = await startTestDaemon(t, 'sqlite', { chains, indexer });
+    const env = { CHAINGATE_DATABASE_URL: d.common.config.database.url, CHAINGATE_MASTER_KEY: 't'.repeat(64), CHAINGATE_CONFIG: writeConfigFile({ chains, indexer }) };
+    const seed = async (...args: string[]) => {
+      const res = await runCli(['wallets', 'seed', '--chain', 'bitcoin', '--testnet', ...args, '--json'], env);
+      assert.equal(res.code, 0, res.stderr);
+      return JSON.parse(res.stdout) as { added: number };
+    };
+    const proc = spawnIndexer(['bitcoin', '--testnet'], env);
+    t.after(() => proc.stop('SIGKILL'));
+    await waitFor('indexer start', async () => proc.output().includes('indexer started'), 20_000);
+    const open = async (amount: string) => {
+      const inv = await d.signed('POST', '/api/v1/invoices', { orderId: `tr${Math.random()}`, amount, currency: 'USD' });
+      const co = await d.signed('POST', `/api/v1/invoices/${inv.json.data.id}/checkout`, { blockchain: 'bitcoin', cryptoCurrency: 'BTC', testnet: true });
+      assert.equal(co.status, 201, co.text);
+      const payment = await d.common.db.em().findOneOrFail(Payment, { id: co.json.data.payment.id });
+      // What the page shows and encodes in its QR code (the buyer's status route and qr.svg).
+      const status = await d.plain('GET', `/checkout/api/v1/payments/${payment.id}/status`);
+      const qr = await d.plain('GET', `/i/${inv.json.data.id}/payments/${payment.id}/qr.svg`);
+      assert.equal(qr.status, 200);
+      assert.match(qr.text, /^<svg/);
+      return { payment, uri: status.json.data.paymentUri as string };
+    };
+    const completed = (id: string) =>
+      waitFor('completed', async () => {
+        const row = await d.common.db.em().findOneOrFail(Payment, { id }, { refresh: true });
+        return row.status === 'COMPLETED' ? row : null;
+      }, 30_000);
+
+    // The pool is filled by the real CLI path: `wallets seed --xpub TPUB --script p2tr` on REGTEST.
+    assert.equal((await seed('--xpub', BIP86_TPUB, '--script', 'p2tr', '--count', '1')).added, 1);
+    const derived = await open('2500');
+    assert.equal(derived.payment.address, deriveAddresses({ family: 'bitcoin', testnet: true, network: 'REGTEST', xpub: BIP86_TPUB, script: 'p2tr', start: 0, count: 1 })[0]!.address);
+    assert.match(derived.payment.address, /^bcrt1p/);
+    assert.equal(derived.uri, `bitcoin:${derived.payment.address}?amount=${derived.payment.amount}`);
+    const [txid] = sim.mine([[{ address: derived.payment.address, sats: parseUnits(derived.payment.amount, 8) }]]);
+    sim.mineEmpty(1);
+    const done = await completed(derived.payment.id);
+    assert.equal(done.transactionHash, txid);
+    assert.equal(done.receivedAmount, derived.payment.amount);
+
+    // A real mainnet taproot transaction, byte for byte, in a block with its witness commitment. Its
+    // first output key, written for regtest (bcrt1p…), is a deposit address seeded from a file.
+    const realTx = bitcoin.Transaction.fromHex(MAINNET_TAPROOT_TX.hex);
+    const deposit = encodeSegwitAddress('bcrt', 1, realTx.outs[0]!.script.subarray(2));
+    const file = join(mkdtempSync(join(tmpdir(), 'cg-taproot-')), 'pool.txt');
+    writeFileSync(file, `${deposit}\n`);
+    assert.equal((await seed('--file', file)).added, 1);
+    const real = await open('174'); // 1.74 USD at 60000 USD/BTC: 2900 sats; the output carries 2908
+    assert.equal(real.payment.address, deposit);
+    assert.equal(parseUnits(real.payment.amount, 8), 2900n);
+    assert.equal(real.uri, `bitcoin:${deposit}?amount=${real.payment.amount}`);
+    sim.mine([realTx]);
+    sim.mineEmpty(1);
+    const paid = await completed(real.payment.id);
+    assert.equal(paid.transactionHash, MAINNET_TAPROOT_TX.txid);
+    assert.equal(paid.receivedAmount, '0.00002908');
+    const rows = await d.common.db.em().find(ObservedTransfer, { paymentId: real.payment.id });
+    assert.deepEqual(rows.map((r) => [r.txHash, r.logIndex, r.status]), [[MAINNET_TAPROOT_TX.txid, 0, 'CREDITED']]);
+    assert.doesNotMatch(proc.output(), /merkle root|does not parse/, 'the block with a real segwit transaction was trusted at first read');
     assert.equal(await proc.stop('SIGTERM'), 0);
   });
 

@@ -13,6 +13,8 @@ import { DIALECTS, openMigratedTestDatabase, skipUnless } from '../helpers/datab
 const PHRASE = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
 const EVM_ACCOUNT_XPUB = HDNodeWallet.fromMnemonic(Mnemonic.fromPhrase(PHRASE), "m/44'/60'/0'").neuter().extendedKey;
 const BIP84_ZPUB = 'zpub6rFR7y4Q2AijBEqTUquhVz398htDFrtymD9xYYfG1m4wAcvPhXNfE3EfH1r1ADqtfSdVCToUG868RvUUkgDKf31mGDtKsAYz2oz2AGutZYs';
+// BIP86 test vector: the account key m/86'/0'/0' of the abandon … about mnemonic.
+const BIP86_XPUB = 'xpub6BgBgsespWvERF3LHQu6CnqdvfEvtMcQjYrcRzx53QJjSxarj2afYWcLteoGVky7D3UKDP9QyrLprQ3VCECoY49yfdDEHGCtMMj92pReUsQ';
 const SOL = ['11111111111111111111111111111111', 'So11111111111111111111111111111111111111112', 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v'];
 
 function workspace(t: { after(fn: () => void): void }) {
@@ -48,6 +50,61 @@ describe('chaingate wallets CLI', () => {
     assert.deepEqual(list.find((r) => r.chain === 'ethereum'), { chain: 'ethereum', isTestnet: false, free: 8, leased: 0, total: 8, network: 'MAINNET' });
     const human = await runCli(['wallets', 'list', '--chain', 'polygon'], env);
     assert.match(human.stdout, /polygon\s+MAINNET\s+2\s+0\s+2/);
+  });
+
+  test('bitcoin taproot: --script p2tr derives BIP86 bc1p… from an xpub as its own series; --file takes bc1p… lines; wrong keys and encodings are refused', async (t) => {
+    const { dir, env } = workspace(t);
+    const seed = async (...args: string[]) => runCli(['wallets', 'seed', '--chain', 'bitcoin', ...args], env);
+    const taproot = await seed('--xpub', BIP86_XPUB, '--script', 'p2tr', '--count', '2', '--json');
+    assert.equal(taproot.code, 0, taproot.stderr);
+    const out = JSON.parse(taproot.stdout);
+    assert.match(out.source, /^p2tr:[0-9a-f]{16}$/);
+    assert.deepEqual([out.start, out.added], [0, 2]);
+    // The same key without --script is a P2WPKH series of its own: it starts at 0 again.
+    const segwit = JSON.parse((await seed('--xpub', BIP86_XPUB, '--count', '1', '--json')).stdout);
+    assert.deepEqual([segwit.start, segwit.added, segwit.free], [0, 1, 3]);
+    assert.notEqual(segwit.source, out.source);
+    const more = JSON.parse((await seed('--xpub', BIP86_XPUB, '--script', 'p2tr', '--count', '1', '--json')).stdout);
+    assert.equal(more.start, 2, 'the taproot series continues where it stopped');
+
+    const file = join(dir, 'taproot.txt');
+    writeFileSync(file, '# BIP350 test vector (G as the output key), upper case as a QR code carries it\nBC1P0XLXVLHEMJA6C4DQV22UAPCTQUPFHLXM9H8Z3K2E72Q4K9HCZ7VQZK5JJ0\n');
+    assert.equal(JSON.parse((await seed('--file', file, '--json')).stdout).added, 1);
+
+    const db = await openDatabase(env.CHAINGATE_DATABASE_URL);
+    t.after(() => db.close());
+    const rows = await db.em().execute<{ address: string }[]>("select address from wallet_address where chain = 'bitcoin' and source like 'p2tr:%' order by derivation_index");
+    assert.deepEqual(rows.map((r) => r.address), [
+      'bc1p5cyxnuxmeuwuvkwfem96lqzszd02n6xdcjrs20cac6yqjjwudpxqkedrcr',
+      'bc1p4qhjn9zdvkux4e44uhx8tc55attvtyu358kutcqkudyccelu0was9fqzwh',
+      'bc1p0d0rhyynq0awa9m8cqrcr8f5nxqx3aw29w4ru5u9my3h0sfygnzs9khxz8', // m/86'/0'/0'/0/2, by private derivation
+    ]);
+    const listed = await db.em().execute<{ address: string }[]>("select address from wallet_address where source = 'file'");
+    assert.deepEqual(listed.map((r) => r.address), ['bc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vqzk5jj0'], 'stored in lower case');
+
+    const refusals: Array<[string[], RegExp]> = [
+      [['--xpub', BIP84_ZPUB, '--script', 'p2tr', '--count', '1'], /a zpub is a BIP84 native segwit key/],
+      [['--xpub', BIP86_XPUB, '--script', 'p2sh', '--count', '1'], /--script must be one of p2wpkh, p2tr/],
+      [['--xpub', `tr(${BIP86_XPUB}/0/*)`, '--script', 'p2tr', '--count', '1'], /output descriptor/],
+      [['--file', file, '--script', 'p2tr'], /--script goes with --xpub/],
+    ];
+    for (const [args, reason] of refusals) {
+      const res = await seed(...args);
+      assert.equal(res.code, 2, args.join(' '));
+      assert.match(res.stderr, reason);
+    }
+    const evm = await runCli(['wallets', 'seed', '--chain', 'ethereum', '--xpub', EVM_ACCOUNT_XPUB, '--script', 'p2tr', '--count', '1'], env);
+    assert.equal(evm.code, 2);
+    assert.match(evm.stderr, /--script chooses between bitcoin output types/);
+
+    // A v1 address with the old bech32 checksum, and one with a typo: nothing of the file is added.
+    const bad = join(dir, 'bad-taproot.txt');
+    writeFileSync(bad, 'bc1p5cyxnuxmeuwuvkwfem96lqzszd02n6xdcjrs20cac6yqjjwudpxqkedrcr\nbc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vqh2y7hd\nbc1p5cyxnuxmeuwuvkwfem96lqzszd02n6xdcjrs20cac6yqjjwudpxqkedrcq\n');
+    const refused = await seed('--file', bad);
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /2 invalid line\(s\), nothing was added/);
+    assert.match(refused.stderr, /line 2: .*bech32m checksum \(BIP350\)/);
+    assert.match(refused.stderr, /line 3: .*checksum does not match/);
   });
 
   test('seed --file validates every line, skips duplicates, and refuses a file with a bad line', async (t) => {

@@ -4,7 +4,7 @@ import { deriveAddresses, keyFingerprint } from '../../chains/derive.ts';
 import { assertPublicKeyMaterial } from '../../chains/key-material.ts';
 import { getNetwork, resolveRegistry } from '../../chains/registry.ts';
 import { CHAIN_SLUGS, isChainSlug } from '../../chains/slugs.ts';
-import { InvalidAddressError } from '../../chains/family-addresses.ts';
+import { InvalidAddressError, type AddressScript } from '../../chains/family-addresses.ts';
 import { validateAddress } from '../../chains/validate-address.ts';
 import { UsageError } from '../../domain/errors.ts';
 import { addToPool, countFree, countPools, nextDerivationIndex, type SeedEntry } from '../../db/wallet-pool.ts';
@@ -15,6 +15,14 @@ import { emit, table } from '../output.ts';
 function parseChain(value: string): string {
   if (!isChainSlug(value)) throw new UsageError(`unknown chain slug ${JSON.stringify(value)} (known: ${CHAIN_SLUGS.join(', ')})`);
   return value;
+}
+
+const SCRIPTS: readonly AddressScript[] = ['p2wpkh', 'p2tr'];
+
+function parseScript(value: string): AddressScript {
+  const script = SCRIPTS.find((s) => s === value);
+  if (!script) throw new UsageError(`--script must be one of ${SCRIPTS.join(', ')} (bitcoin: BIP84 native segwit or BIP86 taproot)`);
+  return script;
 }
 
 function parseCount(name: string) {
@@ -61,14 +69,16 @@ export function walletsCommand(): Command {
     .requiredOption('--chain <slug>', 'chain slug', parseChain)
     .option('--testnet', "seed the chain's testnet pool")
     .option('--xpub <key>', 'account-level extended public key (xpub/zpub/tpub/vpub); children 0/i are derived')
+    .option('--script <type>', 'bitcoin output type to derive: p2wpkh (BIP84, default) or p2tr (BIP86 taproot, from an xpub/tpub)', parseScript)
     .option('--count <n>', 'how many addresses to derive', parseCount('--count'))
     .option('--start <i>', 'first child index (default: continue after the last one seeded)', parseCount('--start'))
     .option('--file <path>', 'a file with one address per line')
     .option('--json', 'machine-readable output')
-    .action(async (opts: { chain: string; testnet?: boolean; xpub?: string; count?: number; start?: number; file?: string; json?: boolean }) => {
+    .action(async (opts: { chain: string; testnet?: boolean; xpub?: string; script?: AddressScript; count?: number; start?: number; file?: string; json?: boolean }) => {
       if (Boolean(opts.xpub) === Boolean(opts.file)) throw new UsageError('give either --xpub KEY --count N or --file PATH');
       if (opts.xpub && opts.count === undefined) throw new UsageError('--xpub needs --count N');
       if (opts.file && (opts.count !== undefined || opts.start !== undefined)) throw new UsageError('--count and --start go with --xpub, not --file');
+      if (opts.file && opts.script) throw new UsageError('--script goes with --xpub; a --file may list addresses of any type');
       await withCommon(async (common) => {
         const network = getNetwork(resolveRegistry(common.config.chains), opts.chain, Boolean(opts.testnet));
         const pool = { chain: network.chain, isTestnet: network.testnet };
@@ -78,9 +88,9 @@ export function walletsCommand(): Command {
         let start: number | null = null;
         if (opts.xpub) {
           assertPublicKeyMaterial(opts.xpub);
-          source = keyFingerprint(opts.xpub);
+          source = keyFingerprint(opts.xpub, opts.script);
           start = opts.start ?? (await nextDerivationIndex(em, pool, source));
-          entries = deriveAddresses({ family: network.family, testnet: network.testnet, network: network.network, xpub: opts.xpub, start, count: opts.count! });
+          entries = deriveAddresses({ family: network.family, testnet: network.testnet, network: network.network, xpub: opts.xpub, script: opts.script, start, count: opts.count! });
         } else {
           source = 'file';
           entries = readAddressFile(opts.file!, network.family, network.testnet, network.network);

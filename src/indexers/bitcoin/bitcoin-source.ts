@@ -1,4 +1,5 @@
 import * as bitcoin from 'bitcoinjs-lib';
+import { outputAddress } from './address.ts';
 import { BITCOIN_NETWORKS, targetOf, type BitcoinNetworkName } from './networks.ts';
 import { bitsViolation, difficultyRules, type HeaderFacts } from './difficulty.ts';
 import { assertLinked, ReorgDuringFetch, type BlockRef, type ChainSource, type RangeResult, type SeenTransfer, type WatchSet } from '../source.ts';
@@ -69,17 +70,16 @@ export function createBitcoinSource(options: { fetcher: BlockFetcher; network: B
     return { number: n, hash, parentHash: displayHash(block.prevHash!), timestamp: block.timestamp };
   }
 
+  const addressNetwork = bitcoin.networks[params.js];
+
   function outputsTo(watch: WatchSet, ref: BlockRef, block: bitcoin.Block): SeenTransfer[] {
     const found: SeenTransfer[] = [];
     for (const tx of block.transactions ?? []) {
       tx.outs.forEach((out, index) => {
-        let address: string;
-        try {
-          address = bitcoin.address.fromOutputScript(out.script, bitcoin.networks[params.js]);
-        } catch {
-          return; // OP_RETURN and other scripts without an address
-        }
-        if (!watch.addresses.has(address)) return;
+        // By the script's template, taproot included (bitcoinjs-lib's fromOutputScript skips P2TR
+        // outputs unless an ECC library is loaded, and tries each template by throwing).
+        const address = outputAddress(out.script, addressNetwork);
+        if (address === null || !watch.addresses.has(address)) return;
         found.push({
           txHash: tx.getId(),
           logIndex: index,

@@ -12,6 +12,19 @@ test('bitcoin gets a BIP21 URI with the amount in BTC', () => {
   );
 });
 
+test('a taproot deposit gets the same BIP21 URI: bitcoin:bc1p…, tb1p…, bcrt1p… with the amount in BTC', () => {
+  for (const address of [
+    'bc1p5cyxnuxmeuwuvkwfem96lqzszd02n6xdcjrs20cac6yqjjwudpxqkedrcr',
+    'tb1pqqqqp399et2xygdj5xreqhjjvcmzhxw4aywxecjdzew6hylgvsesf3hn0c',
+    'bcrt1pfwgc6v0jy3ssy8k4fc654jwuh055hx8delfkzkmkcp5tpq3z4plsy66w0y',
+  ]) {
+    assert.equal(
+      paymentUri({ family: 'bitcoin', chainId: null, address, amount: '0.00041667', decimals: 8, tokenAddress: null }),
+      `bitcoin:${address}?amount=0.00041667`,
+    );
+  }
+});
+
 test('an EVM native coin gets EIP-681 with the value in wei and the chain id', () => {
   assert.equal(
     paymentUri({ family: 'evm', chainId: 1, address: EVM, amount: '0.008333333333333334', decimals: 18, tokenAddress: null }),
