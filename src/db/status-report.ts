@@ -15,8 +15,10 @@ export interface StatusReport {
   indexers: {
     chain: string;
     network: string;
-    block: string;
-    updatedAt: string;
+    /** The processed height; null when the indexer has not read a block yet (it failed first). */
+    block: string | null;
+    /** When the processed height last moved; null when it never has. */
+    updatedAt: string | null;
     running: boolean;
     leaseOwner: string | null;
     /** What the node last said, when the indexer has read it. */
@@ -24,10 +26,17 @@ export interface StatusReport {
     lagBlocks: number | null;
     /** Seconds since the indexer last read the head (null: never). */
     lastPollAgeSeconds: number | null;
+    /** Its last poll, or an RPC call it keeps retrying, failed, and no poll has succeeded since. */
+    failing: boolean;
+    /** When the current run of failures began (null when not failing); the same as lastErrorAt. */
+    failingSince: string | null;
+    /** The newest failure: for an RPC fault the method, the endpoint (scheme://host[:port]) and the cause. */
     lastError: string | null;
     lastErrorAt: string | null;
+    /** The endpoint the config gives this indexer (scheme://host[:port]); null when the report was made without it. */
+    endpoint: string | null;
   }[];
-  /** Problems of the last `recentMinutes`: indexer poll failures and failed webhook attempts. */
+  /** Problems: each indexer failing now (dated when its failures began) and failed webhook attempts of the last `recentMinutes`. */
   recentErrors: { at: string; source: string; message: string }[];
   webhooks: { pending: number; failed: number; delivered: number; oldestPendingAt: string | null };
   /**
@@ -43,8 +52,20 @@ async function countBy(db: Database, table: 'invoice' | 'payment' | 'webhook_del
   return Object.fromEntries(rows.map((r) => [r.k, Number(r.n)]));
 }
 
+/**
+ * The blockHash of a cursor row an indexer wrote before it read any block (it failed first, see
+ * recordIndexerFailure in src/indexers/run-indexer.ts): a failure to show, no position.
+ */
+export const NO_BLOCK_YET = '';
+
 /** What an operator wants at a glance; read-only, shared by `chaingate status` and its --watch view. */
-export async function statusReport(db: Database, now = new Date(), recentMinutes = 15, offers?: Omit<AvailabilityContext, 'db'>): Promise<StatusReport> {
+export async function statusReport(
+  db: Database,
+  now = new Date(),
+  recentMinutes = 15,
+  offers?: Omit<AvailabilityContext, 'db'>,
+  endpointOf?: (chain: string, network: string) => string | null,
+): Promise<StatusReport> {
   const em = db.em();
   const since = new Date(now.getTime() - recentMinutes * 60_000);
   const failedAttempts = await em.find(
@@ -74,19 +95,23 @@ export async function statusReport(db: Database, now = new Date(), recentMinutes
     indexers: cursors.map((c) => ({
       chain: c.chain,
       network: c.network,
-      block: c.blockNumber,
-      updatedAt: c.updatedAt.toISOString(),
+      block: c.blockHash === NO_BLOCK_YET ? null : c.blockNumber,
+      updatedAt: c.blockHash === NO_BLOCK_YET ? null : c.updatedAt.toISOString(),
       running: Boolean(c.leaseOwner && c.leaseUntil && c.leaseUntil > now),
       leaseOwner: c.leaseOwner ?? null,
       head: c.headNumber ?? null,
-      lagBlocks: c.headNumber ? Math.max(0, Number(c.headNumber) - Number(c.blockNumber)) : null,
+      lagBlocks: c.headNumber && c.blockHash !== NO_BLOCK_YET ? Math.max(0, Number(c.headNumber) - Number(c.blockNumber)) : null,
       lastPollAgeSeconds: c.headSeenAt ? Math.max(0, Math.round((now.getTime() - c.headSeenAt.getTime()) / 1000)) : null,
+      failing: Boolean(c.lastError),
+      failingSince: c.lastError ? (c.lastErrorAt?.toISOString() ?? null) : null,
       lastError: c.lastError ?? null,
       lastErrorAt: c.lastErrorAt?.toISOString() ?? null,
+      endpoint: endpointOf?.(c.chain, c.network) ?? null,
     })),
     recentErrors: [
+      // An indexer still failing is a current problem however long ago it began.
       ...cursors
-        .filter((c) => c.lastError && c.lastErrorAt && c.lastErrorAt.getTime() >= since.getTime())
+        .filter((c) => c.lastError && c.lastErrorAt)
         .map((c) => ({ at: c.lastErrorAt!.toISOString(), source: `indexer ${c.chain} ${c.network}`, message: c.lastError! })),
       ...failedAttempts.map((a) => ({ at: a.attemptedAt.toISOString(), source: 'webhook', message: `${a.url ?? '(no url)'}: ${a.statusCode ? `HTTP ${a.statusCode}` : (a.error ?? 'failed').slice(0, 160)}` })),
     ].sort((a, b) => (a.at < b.at ? 1 : -1)).slice(0, 20),

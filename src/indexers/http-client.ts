@@ -1,6 +1,6 @@
 import type { Logger } from '../logger.ts';
 import { backoffMs, RpcAborted, sleep } from './retry.ts';
-import { methodOfPath, recordRpcCall } from './rpc-metrics.ts';
+import { endpointOrigin, faultCause, methodOfPath, recordRpcCall, reportRpcFault } from './rpc-metrics.ts';
 
 function jsonRpcMethod(body: unknown): string {
   try {
@@ -34,6 +34,8 @@ export function createHttpClient(options: {
   headers?: Record<string, string>;
 }): HttpClient {
   const base = options.baseUrl.replace(/\/+$/, '');
+  // What logs and errors name: never the base URL's path, query or user info, where keys live.
+  const endpoint = endpointOrigin(options.baseUrl);
   const maxBackoff = options.maxBackoffMs ?? 30_000;
 
   async function get<T>(path: string, read: (res: Response) => Promise<T>, allowNotFound: boolean, init: RequestInit = {}): Promise<T | null> {
@@ -56,13 +58,15 @@ export function createHttpClient(options: {
           return null;
         }
         // 404 is retried too: a node behind a load balancer may not have the block yet.
-        problem = `HTTP ${res.status}`;
+        problem = `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`;
       } catch (err) {
-        problem = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+        problem = faultCause(err, options.timeoutMs);
       }
       recordRpcCall(method, false, startedAt);
       const delay = backoffMs(attempt, maxBackoff);
-      options.log.warn({ path, attempt: attempt + 1, retryInMs: Math.round(delay), error: problem.slice(0, 300) }, 'chain API call failed; retrying');
+      const cause = problem.slice(0, 300);
+      options.log.warn({ endpoint, method, attempt: attempt + 1, retryInMs: Math.round(delay), error: cause }, 'chain API call failed; retrying');
+      reportRpcFault({ endpoint, method, cause, attempts: attempt + 1 });
       await sleep(delay, options.signal);
     }
   }

@@ -1,11 +1,13 @@
 import { IndexedBlock } from '../db/entities/indexed-block.entity.ts';
 import { IndexerCursor } from '../db/entities/indexer-cursor.entity.ts';
 import type { Database } from '../db/orm.ts';
+import { NO_BLOCK_YET } from '../db/status-report.ts';
 import type { Logger } from '../logger.ts';
 import { RpcUnsupportedError } from './evm/rpc.ts';
 import { leaseOwnerId, ownerIsGone } from './lease-owner.ts';
 import { applyFinality, applyRange, DeepReorgError, hasInFlight, LeaseLostError, loadWatchSet, readCursor, rollbackTo, type ChainKey } from './ledger.ts';
 import { backoffMs, RpcAborted, sleep } from './retry.ts';
+import { faultText, onRpcFault, type RpcFault } from './rpc-metrics.ts';
 import { ReorgDuringFetch, type BlockRef, type ChainSource } from './source.ts';
 
 export interface IndexerOptions {
@@ -27,6 +29,8 @@ export interface IndexerOptions {
   onLeaseHeld?: 'wait' | 'exit';
   /** Ceiling of the back-off after repeated tick failures. */
   maxBackoffMs?: number;
+  /** scheme://host[:port] of the node, named in failure logs and the recorded last error. */
+  endpoint?: string;
 }
 
 export class LeaseHeldError extends Error {
@@ -36,6 +40,48 @@ export class LeaseHeldError extends Error {
 /** Retrying cannot help (the node lacks a method, serves another chain): stop with one clear line. */
 export class IndexerFatalError extends Error {
   override readonly name = 'IndexerFatalError';
+}
+
+/**
+ * Records a failure on the chain and network's cursor row: lastError is the newest failure,
+ * lastErrorAt when the current run of failures began (a good poll clears both). An indexer that
+ * fails before its first block gets a row with no block yet, so status and /metrics show it.
+ */
+export async function recordIndexerFailure(db: Database, key: ChainKey, message: string, at = new Date()): Promise<void> {
+  const where = { chain: key.chain, network: key.network };
+  const lastError = message.slice(0, 255);
+  if ((await db.em().nativeUpdate(IndexerCursor, { ...where, lastError: null }, { lastError, lastErrorAt: at })) > 0) return;
+  if ((await db.em().nativeUpdate(IndexerCursor, where, { lastError })) > 0) return;
+  const em = db.em();
+  // Dated as never written: updatedAt counts as a report of the indexer (availability), and it has made none.
+  em.create(IndexerCursor, { ...where, blockNumber: '-1', blockHash: NO_BLOCK_YET, blockTime: null, leaseOwner: null, leaseUntil: null, lastError, lastErrorAt: at, updatedAt: new Date(0) });
+  try {
+    await em.flush();
+  } catch {
+    await db.em().nativeUpdate(IndexerCursor, where, { lastError }); // created meanwhile
+  }
+}
+
+/**
+ * Until the returned function is called, RPC calls that keep failing (rpc-metrics.ts) are recorded
+ * as this chain's last error, at most once a second. Started before the reader connects, so an
+ * indexer that never reaches its endpoint is seen failing.
+ */
+export function recordRpcFaults(db: Database, key: ChainKey): () => void {
+  let latest: RpcFault | null = null;
+  let writing: Promise<void> | null = null;
+  return onRpcFault((fault) => {
+    latest = fault;
+    writing ??= (async () => {
+      while (latest) {
+        const next: RpcFault = latest;
+        latest = null;
+        await recordIndexerFailure(db, key, faultText(next)).catch(() => undefined);
+        await new Promise((resolve) => setTimeout(resolve, 1000).unref());
+      }
+      writing = null;
+    })();
+  });
 }
 
 export interface Indexer {
@@ -74,12 +120,17 @@ export function startIndexer(options: IndexerOptions): Indexer {
   }
 
   async function ensureCursor(): Promise<void> {
-    const existing = await readCursor(db, key);
+    const found = await readCursor(db, key);
+    // A row recorded by a failure before any block was read is no position: initialise it.
+    const existing = found && found.blockHash === NO_BLOCK_YET ? null : found;
     if (existing && options.fromBlock === undefined) return;
     const head = await source.head();
     const start = options.fromBlock ?? (head > BigInt(options.startMargin) ? head - BigInt(options.startMargin) : 0n);
     const at = (start > 0n ? await source.blockAt(start - 1n) : null) ?? { number: start - 1n, hash: '0x', parentHash: '0x', timestamp: 0 };
-    if (existing) {
+    if (found && !existing) {
+      const placed = { blockNumber: at.number.toString(), blockHash: at.hash, blockTime: at.timestamp ? String(at.timestamp) : null, updatedAt: new Date() };
+      if ((await db.em().nativeUpdate(IndexerCursor, { id: found.id, blockHash: NO_BLOCK_YET }, placed)) === 0) return; // another indexer placed it first
+    } else if (existing) {
       if (existing.leaseOwner && existing.leaseOwner !== owner && existing.leaseUntil && existing.leaseUntil > new Date()) return; // the holder keeps its cursor
       await db.em().nativeUpdate(IndexerCursor, { id: existing.id }, { blockNumber: at.number.toString(), blockHash: at.hash, blockTime: at.timestamp ? String(at.timestamp) : null });
       await db.em().nativeDelete(IndexedBlock, { chain: key.chain, network: key.network });
@@ -150,8 +201,9 @@ export function startIndexer(options: IndexerOptions): Indexer {
   }
 
   async function recordError(err: unknown): Promise<void> {
-    const message = (err instanceof Error ? `${err.name}: ${err.message}` : String(err)).slice(0, 255);
-    await db.em().nativeUpdate(IndexerCursor, { chain: key.chain, network: key.network }, { lastError: message, lastErrorAt: new Date() }).catch(() => undefined);
+    const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    const at = options.endpoint && !message.includes(options.endpoint) ? ` (endpoint ${options.endpoint})` : '';
+    await recordIndexerFailure(db, key, message.slice(0, 255 - at.length) + at).catch(() => undefined);
   }
 
   async function tick(): Promise<boolean> {
@@ -230,7 +282,7 @@ export function startIndexer(options: IndexerOptions): Indexer {
         wait = Math.max(options.pollIntervalMs, backoffMs(failures, options.maxBackoffMs ?? 60_000));
         await recordError(err);
         if (err instanceof ReorgDuringFetch) log.warn({ chain: key.chain, err: err.message, failures, retryInMs: Math.round(wait) }, 'chain changed while reading a range; re-checking');
-        else log.error({ err, chain: key.chain, failures, retryInMs: Math.round(wait) }, 'indexer tick failed; retrying');
+        else log.error({ err, chain: key.chain, network: key.network, endpoint: options.endpoint, failures, retryInMs: Math.round(wait) }, 'indexer tick failed; retrying');
         behind = false;
       }
       if (!behind) await sleep(wait, signal).catch(() => undefined);

@@ -56,6 +56,8 @@ describe('metrics and health', () => {
     assert.equal(sample(text, 'chaingate_indexer_finalized', { chain: 'ethereum', network: 'MAINNET' }), 90);
     assert.ok((sample(text, 'chaingate_indexer_lag_seconds', { chain: 'ethereum', network: 'MAINNET' }) ?? 0) >= 30);
     assert.equal(sample(text, 'chaingate_indexer_up', { chain: 'ethereum', network: 'MAINNET' }), 1);
+    assert.equal(sample(text, 'chaingate_indexer_failing', { chain: 'ethereum', network: 'MAINNET' }), 0);
+    assert.equal(sample(text, 'chaingate_indexer_last_error_timestamp_seconds', { chain: 'ethereum', network: 'MAINNET' }), 0);
     assert.equal(sample(text, 'chaingate_webhook_oldest_pending_age_seconds'), 0);
     assert.match(text, /# TYPE chaingate_rate_limited_total counter/);
     assert.match(text, /# TYPE chaingate_webhook_delivery_latency_seconds histogram/);

@@ -10,6 +10,7 @@ import { MerchantPoint } from '../../src/db/entities/merchant-point.entity.ts';
 import { Payment } from '../../src/db/entities/payment.entity.ts';
 import { nextReferenceId } from '../../src/db/reference-ids.ts';
 import { openDatabase } from '../../src/db/orm.ts';
+import { NO_BLOCK_YET } from '../../src/db/status-report.ts';
 import { BIN, runCli } from '../helpers/cli.ts';
 import { createTestDatabase } from '../helpers/databases.ts';
 import { waitFor } from '../helpers/indexer-process.ts';
@@ -27,10 +28,14 @@ test('status --watch: a live full-screen view with indexers (stale marked), pool
   await runCli(['wallets', 'seed', '--chain', 'ethereum', '--file', pool], env);
   const db = await openDatabase(tdb.url);
   const em = db.em();
-  // An indexer that stopped polling ten minutes ago, with an error.
+  // An indexer that stopped polling ten minutes ago, and one failing since a minute ago before its first block.
   em.create(IndexerCursor, {
     chain: 'polygon', network: 'MAINNET', blockNumber: '500', blockHash: '0x1', blockTime: null, headNumber: '530', finalizedNumber: null,
-    headSeenAt: new Date(Date.now() - 600_000), leaseOwner: null, leaseUntil: null, lastError: 'RpcUnsupportedError: eth_getLogs disabled', lastErrorAt: new Date(Date.now() - 60_000),
+    headSeenAt: new Date(Date.now() - 600_000), leaseOwner: null, leaseUntil: null, lastError: null, lastErrorAt: null,
+  });
+  em.create(IndexerCursor, {
+    chain: 'ethereum', network: 'MAINNET', blockNumber: '-1', blockHash: NO_BLOCK_YET, blockTime: null, headNumber: null, finalizedNumber: null, headSeenAt: null,
+    leaseOwner: null, leaseUntil: null, lastError: 'eth_chainId at http://127.0.0.1:1 failed 7 times: connect ECONNREFUSED 127.0.0.1:1', lastErrorAt: new Date(Date.now() - 60_000), updatedAt: new Date(0),
   });
   await em.flush();
   await db.close();
@@ -50,7 +55,7 @@ test('status --watch: a live full-screen view with indexers (stale marked), pool
   const overview = await shows(/payments\s+none/);
   assert.match(overview, /chaingate status — \d{4}-/);
   assert.match(overview, /1 overview .* 2 indexers .* 3 pools .* 4 errors/);
-  assert.match(overview, /indexers\s+1 known, 1 stale: polygon MAINNET/);
+  assert.match(overview, /indexers\s+2 known, 1 FAILING: ethereum MAINNET; 1 stale: polygon MAINNET/);
   assert.match(overview, /pools\s+1 pools, 1 low: ethereum 2 free/);
   assert.match(overview, /errors\s+1 in the last 15 minutes/);
 
@@ -80,13 +85,16 @@ test('status --watch: a live full-screen view with indexers (stale marked), pool
 
   tmux('send-keys', '-t', 'cg', '2');
   const indexers = await shows(/HEIGHT/);
-  assert.match(indexers, /polygon\s+MAINNET\s+STALE\s+500\s+530\s+30\s+\d+ s\s+RpcUnsupportedError: eth_getLogs disabled/);
+  assert.match(indexers, /polygon\s+MAINNET\s+STALE\s+500\s+530\s+30\s+\d+ s\s*\n/);
+  assert.match(indexers, /ethereum\s+MAINNET\s+FAILING\s+-\s+-\s+-\s+-\s+eth_chainId at http:\/\/127\.0\.0\.1:1 failed 7 times/);
+  assert.match(indexers, /failing since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(\d+ s ago\)\s+endpoint https:\/\/\S+/);
+  assert.match(indexers, /eth_chainId at http:\/\/127\.0\.0\.1:1 failed 7 times: connect ECONNREFUSED 127\.0\.0\.1:1/);
 
   tmux('send-keys', '-t', 'cg', '3');
   assert.match(await shows(/LEASED/), /ethereum\s+mainnet\s+2\s+0\s+2\s+LOW \(under 20\)/);
 
   tmux('send-keys', '-t', 'cg', 'Tab');
-  assert.match(await shows(/indexer polygon MAINNET/), /RpcUnsupportedError: eth_getLogs disabled/);
+  assert.match(await shows(/indexer ethereum MAINNET/), /connect ECONNREFUSED 127\.0\.0\.1:1/);
 
   tmux('send-keys', '-t', 'cg', 'q');
   await waitFor('the view to quit', async () => spawnSync('tmux', ['-L', socket, 'has-session', '-t', 'cg']).status !== 0, 10_000, 100);

@@ -2,9 +2,9 @@ import { Command } from 'commander';
 import { getNetwork, resolveRegistry } from '../../chains/registry.ts';
 import { CHAIN_SLUGS, isChainSlug } from '../../chains/slugs.ts';
 import { UsageError } from '../../domain/errors.ts';
-import { startIndexer } from '../../indexers/run-indexer.ts';
+import { recordIndexerFailure, recordRpcFaults, startIndexer } from '../../indexers/run-indexer.ts';
 import { startMetricsServer, type MetricsServer } from '../../daemon/metrics/server.ts';
-import { rpcRegistry } from '../../indexers/rpc-metrics.ts';
+import { endpointOrigin, rpcRegistry } from '../../indexers/rpc-metrics.ts';
 import { createChainSource } from '../../indexers/families.ts';
 import { withCommon } from '../context.ts';
 
@@ -15,14 +15,34 @@ export function indexCommand(): Command {
     .option('--testnet', "index the chain's testnet")
     .option('--from-block <n>', 'start at this block instead of the stored cursor')
     .option('--exit-if-running', 'exit instead of waiting when another indexer holds this chain and network')
-    .option('--json', 'print one JSON start-up line on stdout: {"indexing": {chain, network, testnet}, "pid"} (logs on stderr are JSON lines either way)')
+    .option('--json', 'print the start-up line on stdout as JSON: {"indexing": {chain, network, testnet, endpoint}, "pid"} (logs on stderr are JSON lines either way)')
     .action(async (chain: string, opts: { testnet?: boolean; fromBlock?: string; exitIfRunning?: boolean; json?: boolean }) => {
       if (!isChainSlug(chain)) throw new UsageError(`unknown chain slug ${JSON.stringify(chain)} (known: ${CHAIN_SLUGS.join(', ')})`);
       if (opts.fromBlock !== undefined && !/^\d{1,15}$/.test(opts.fromBlock)) throw new UsageError('--from-block must be a block number');
       await withCommon(async (common) => {
         const network = getNetwork(resolveRegistry(common.config.chains), chain, Boolean(opts.testnet));
         if (!network.enabled) throw new UsageError(`${chain} is disabled in the config (chains.${chain}.enabled)`);
-        const source = await createChainSource(network, common.config, common.log);
+        const key = { chain: network.chain, network: network.network, isTestnet: network.testnet };
+        // Before connecting, which may retry for as long as the endpoint is down: say what is being
+        // tried, where (scheme://host[:port] only: keys live in URL paths), and record what fails.
+        const endpoint = endpointOrigin(network.rpcUrl);
+        const api = network.apiUrl && endpointOrigin(network.apiUrl) !== endpoint ? endpointOrigin(network.apiUrl) : null;
+        const indexing = { chain: network.chain, network: network.network, testnet: network.testnet, endpoint, ...(api ? { apiEndpoint: api } : {}) };
+        process.stdout.write(
+          opts.json
+            ? `${JSON.stringify({ indexing, pid: process.pid })}\n`
+            : `indexing ${network.chain} ${network.network} via ${endpoint}${api ? ` and ${api}` : ''} (pid ${process.pid})\n`,
+        );
+        const stopRecording = recordRpcFaults(common.db, key);
+        const recordFatal = async (err: unknown) => {
+          if (err instanceof Error && (err.name === 'LeaseHeldError' || err.name === 'LeaseLostError' || err.name === 'RpcAborted')) return;
+          await recordIndexerFailure(common.db, key, err instanceof Error ? `${err.name}: ${err.message}` : String(err)).catch(() => undefined);
+        };
+        const source = await createChainSource(network, common.config, common.log).catch(async (err: unknown) => {
+          stopRecording();
+          await recordFatal(err);
+          throw err;
+        });
         // This process's RPC counters (docs/operations.md#metrics-and-health); progress is on the cursor row for serve's /metrics.
         let metrics: MetricsServer | null = null;
         if (common.config.metrics.indexerPort > 0) {
@@ -33,8 +53,9 @@ export function indexCommand(): Command {
         const indexer = startIndexer({
           db: common.db,
           log: common.log,
-          key: { chain: network.chain, network: network.network, isTestnet: network.testnet },
+          key,
           source,
+          endpoint,
           paymentContract: network.family === 'evm' ? network.paymentContract : null,
           pollIntervalMs: Math.max(network.pollMs ?? network.blockTimeMs, common.config.indexer.minPollMs),
           startMargin: network.startMargin,
@@ -45,7 +66,6 @@ export function indexCommand(): Command {
           lateWatchMs: common.config.indexer.lateWatchDays * 86_400_000,
           onLeaseHeld: opts.exitIfRunning ? 'exit' : 'wait',
         });
-        if (opts.json) process.stdout.write(`${JSON.stringify({ indexing: { chain: network.chain, network: network.network, testnet: network.testnet }, pid: process.pid })}\n`);
         const stop = (signal: string) => {
           common.log.info({ signal }, 'stopping the indexer');
           void indexer.stop();
@@ -55,9 +75,11 @@ export function indexCommand(): Command {
         try {
           await indexer.done;
         } catch (err) {
+          await recordFatal(err);
           if (err instanceof Error && err.name === 'LeaseHeldError') throw new UsageError(err.message);
           throw err;
         } finally {
+          stopRecording();
           source.close();
           await metrics?.close();
         }

@@ -5,6 +5,9 @@ import type { Common } from '../../common.ts';
 import { createDeps } from '../../daemon/deps.ts';
 import { withCommon } from '../context.ts';
 import { emit, table } from '../output.ts';
+import type { ResolvedRegistry } from '../../chains/registry.ts';
+import { isChainSlug } from '../../chains/slugs.ts';
+import { endpointOrigin } from '../../indexers/rpc-metrics.ts';
 
 function counts(obj: Record<string, number>): string {
   const entries = Object.entries(obj);
@@ -25,6 +28,18 @@ export function renderOffers(r: StatusReport): string {
     .join('\n');
 }
 
+/** The indexers table; a failing one says since when, where and why, under its row. */
+export function renderIndexers(r: StatusReport, ago: (iso: string) => string): string {
+  const rows = r.indexers.map((i) => ({ ...i, state: i.failing ? 'FAILING' : i.running ? 'running' : 'stopped', updated: i.updatedAt ? ago(i.updatedAt) : null }));
+  const lines = table(rows, ['chain', 'network', 'state', 'block', 'head', 'updated', 'endpoint']).split('\n');
+  const out = lines.slice(0, 1);
+  r.indexers.forEach((i, n) => {
+    out.push(lines[n + 1]!);
+    if (i.failing) out.push(`  failing since ${i.failingSince ?? '?'}${i.failingSince ? ` (${ago(i.failingSince)})` : ''}: ${i.lastError}`);
+  });
+  return out.join('\n');
+}
+
 export function renderStatus(r: StatusReport): string {
   const ago = (iso: string) => `${Math.max(0, Math.round((Date.parse(r.generatedAt) - Date.parse(iso)) / 1000))} s ago`;
   return [
@@ -36,7 +51,7 @@ export function renderStatus(r: StatusReport): string {
     `webhooks   pending ${r.webhooks.pending} · failed ${r.webhooks.failed} · delivered ${r.webhooks.delivered}${r.webhooks.oldestPendingAt ? ` · oldest due ${ago(r.webhooks.oldestPendingAt)}` : ''}`,
     '',
     'indexers',
-    table(r.indexers.map((i) => ({ ...i, state: i.running ? 'running' : 'stopped', updated: ago(i.updatedAt) })), ['chain', 'network', 'state', 'block', 'updated']),
+    renderIndexers(r, ago),
     '',
     'offered to buyers',
     renderOffers(r),
@@ -51,6 +66,15 @@ function offerContext(common: Common) {
   return { registry: deps.registry, config: common.config, rates: deps.rates };
 }
 
+/** Where this config points each chain and network's indexer, as logs may show it (no path, no key). */
+function endpoints(registry: ResolvedRegistry): (chain: string, network: string) => string | null {
+  return (chain, network) => {
+    if (!isChainSlug(chain)) return null;
+    const n = [registry.chains[chain].mainnet, registry.chains[chain].testnet].find((x) => x.network === network);
+    return n ? endpointOrigin(n.rpcUrl) : null;
+  };
+}
+
 export function statusCommand(): Command {
   return new Command('status')
     .description('what the gateway is doing: payments, pools, indexers (running, block, last write), webhook backlog, and which chains buyers are offered (and why not)')
@@ -61,8 +85,9 @@ export function statusCommand(): Command {
       if (!Number.isFinite(every) || every < 0 || (opts.watch !== undefined && every < 1)) throw new UsageError('--watch takes a number of seconds (at least 1)');
       await withCommon(async (common) => {
         const offers = offerContext(common);
+        const endpointOf = endpoints(offers.registry);
         if (!every) {
-          const report = await statusReport(common.db, new Date(), 15, offers);
+          const report = await statusReport(common.db, new Date(), 15, offers, endpointOf);
           emit(opts.json, report, () => renderStatus(report));
           return;
         }
@@ -70,7 +95,7 @@ export function statusCommand(): Command {
           // The full-screen view; loaded only here, so plain `status` stays quick to start.
           const { runStatusScreen } = await import('../tui/status-screen.ts');
           await runStatusScreen({
-            load: () => statusReport(common.db, new Date(), 15, offers),
+            load: () => statusReport(common.db, new Date(), 15, offers, endpointOf),
             everySeconds: every,
             lowWaterMark: common.config.pools.lowWaterMark,
             staleSeconds: Math.max(60, every * 3),
@@ -82,7 +107,7 @@ export function statusCommand(): Command {
         process.once('SIGINT', () => (stop = true));
         process.once('SIGTERM', () => (stop = true));
         while (!stop) {
-          const report = await statusReport(common.db, new Date(), 15, offers);
+          const report = await statusReport(common.db, new Date(), 15, offers, endpointOf);
           if (opts.json) process.stdout.write(`${JSON.stringify(report)}\n`);
           else process.stdout.write(`\x1b[2J\x1b[H${renderStatus(report)}\n`);
           for (let waited = 0; waited < every * 1000 && !stop; waited += 200) await new Promise((r) => setTimeout(r, 200));

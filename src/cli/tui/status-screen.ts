@@ -43,8 +43,10 @@ function Header(props: { view: View; report: StatusReport | null; error: string 
 
 function Overview(props: { r: StatusReport; o: ScreenOptions }): ReactNode {
   const { r, o } = props;
-  const stale = r.indexers.filter((i) => isStale(i, o.staleSeconds));
+  const failing = r.indexers.filter((i) => i.failing);
+  const stale = r.indexers.filter((i) => !i.failing && isStale(i, o.staleSeconds));
   const low = r.pools.filter((p) => p.free < o.lowWaterMark);
+  const names = (list: StatusReport['indexers']) => list.map((i) => `${i.chain} ${i.network}`).join(', ');
   return h(
     Box,
     { flexDirection: 'column' },
@@ -53,7 +55,11 @@ function Overview(props: { r: StatusReport; o: ScreenOptions }): ReactNode {
     h(Text, null, `invoices   ${counts(r.invoices)}`),
     h(Text, null, `payments   ${counts(r.payments)}`),
     h(Text, null, `webhooks   pending ${r.webhooks.pending}  failed ${r.webhooks.failed}  delivered ${r.webhooks.delivered}${r.webhooks.oldestPendingAt ? `  oldest due ${ago(r.webhooks.oldestPendingAt, r.generatedAt)}` : ''}`),
-    h(Text, { color: stale.length ? 'yellow' : 'green' }, `indexers   ${r.indexers.length} known, ${stale.length} stale${stale.length ? `: ${stale.map((i) => `${i.chain} ${i.network}`).join(', ')}` : ''}`),
+    h(
+      Text,
+      { color: failing.length ? 'red' : stale.length ? 'yellow' : 'green' },
+      `indexers   ${r.indexers.length} known, ${failing.length ? `${failing.length} FAILING: ${names(failing)}; ` : ''}${stale.length} stale${stale.length ? `: ${names(stale)}` : ''}`,
+    ),
     h(Text, { color: low.length ? 'yellow' : 'green' }, `pools      ${r.pools.length} pools, ${low.length} low${low.length ? `: ${low.map((p) => `${p.chain}${p.isTestnet ? ' (testnet)' : ''} ${p.free} free`).join(', ')}` : ''}`),
     h(Text, { color: r.recentErrors.length ? 'red' : 'green' }, `errors     ${r.recentErrors.length} in the last 15 minutes`),
   );
@@ -66,13 +72,17 @@ function Indexers(props: { r: StatusReport; o: ScreenOptions }): ReactNode {
     Box,
     { flexDirection: 'column' },
     h(Text, { bold: true }, `${pad('CHAIN', 11)}${pad('NETWORK', 10)}${pad('STATE', 9)}${pad('HEIGHT', 12)}${pad('HEAD', 12)}${pad('LAG', 7)}${pad('POLLED', 10)}LAST ERROR`),
-    ...r.indexers.map((i) => {
+    ...r.indexers.flatMap((i) => {
       const stale = isStale(i, o.staleSeconds);
-      return h(
+      const row = h(
         Text,
-        { key: `${i.chain}-${i.network}`, color: stale ? 'yellow' : undefined },
-        `${pad(i.chain, 11)}${pad(i.network, 10)}${pad(stale ? 'STALE' : 'running', 9)}${pad(i.block, 12)}${pad(i.head ?? '-', 12)}${pad(i.lagBlocks ?? '-', 7)}${pad(i.lastPollAgeSeconds === null ? '-' : `${i.lastPollAgeSeconds} s`, 10)}${i.lastError ? i.lastError.slice(0, 50) : ''}`,
+        { key: `${i.chain}-${i.network}`, color: i.failing ? 'red' : stale ? 'yellow' : undefined },
+        `${pad(i.chain, 11)}${pad(i.network, 10)}${pad(i.failing ? 'FAILING' : stale ? 'STALE' : 'running', 9)}${pad(i.block ?? '-', 12)}${pad(i.head ?? '-', 12)}${pad(i.lagBlocks ?? '-', 7)}${pad(i.lastPollAgeSeconds === null ? '-' : `${i.lastPollAgeSeconds} s`, 10)}${i.lastError ? i.lastError.slice(0, 50) : ''}`,
       );
+      if (!i.failing) return [row];
+      // The whole error under the row: it names the method, the endpoint and the cause.
+      const since = `  failing since ${i.failingSince ? `${i.failingSince.slice(0, 19).replace('T', ' ')} (${ago(i.failingSince, r.generatedAt)})` : '?'}${i.endpoint ? `  endpoint ${i.endpoint}` : ''}`;
+      return [row, h(Text, { key: `${i.chain}-${i.network}-since`, color: 'red' }, since), h(Text, { key: `${i.chain}-${i.network}-error`, color: 'red', wrap: 'truncate-end' }, `  ${i.lastError ?? ''}`)];
     }),
   );
 }

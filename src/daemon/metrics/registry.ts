@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { IndexerCursor } from '../../db/entities/indexer-cursor.entity.ts';
 import type { Database } from '../../db/orm.ts';
+import { NO_BLOCK_YET } from '../../db/status-report.ts';
 import { countPools } from '../../db/wallet-pool.ts';
 import { registerRequestTable } from './request-table.ts';
 
@@ -45,7 +46,18 @@ export function createDaemonMetrics(db: Database): DaemonMetrics {
   const lagSeconds = new Gauge({ name: 'chaingate_indexer_lag_seconds', help: 'Now minus the block time of the processed height', labelNames: labels, registers: [registry] });
   const seen = new Gauge({ name: 'chaingate_indexer_last_poll_age_seconds', help: 'Seconds since the indexer last read the head', labelNames: labels, registers: [registry] });
   const up = new Gauge({ name: 'chaingate_indexer_up', help: '1 while an indexer holds the lease of this chain and network', labelNames: labels, registers: [registry] });
-  const lastError = new Gauge({ name: 'chaingate_indexer_last_error_timestamp_seconds', help: "Time of the indexer's last failed poll (0: the last poll was good)", labelNames: labels, registers: [registry] });
+  const failing = new Gauge({
+    name: 'chaingate_indexer_failing',
+    help: '1 while the indexer is failing: its last poll, or an RPC call it keeps retrying, failed (also before its first block); 0 once a poll succeeds',
+    labelNames: labels,
+    registers: [registry],
+  });
+  const lastError = new Gauge({
+    name: 'chaingate_indexer_last_error_timestamp_seconds',
+    help: "When the indexer's current failure began: its first failed poll or RPC call since the last good poll (0: the last poll was good)",
+    labelNames: labels,
+    registers: [registry],
+  });
 
   const setAll = (gauge: Gauge<string>, values: Record<string, number>, label: string) => {
     gauge.reset();
@@ -72,11 +84,12 @@ export function createDaemonMetrics(db: Database): DaemonMetrics {
     oldestDue.set(due === null ? 0 : Math.max(0, (now - due) / 1000));
     poolFree.reset();
     for (const p of pools) poolFree.set({ chain: p.chain, network: p.isTestnet ? 'testnet' : 'mainnet' }, p.free);
-    for (const g of [head, height, finalized, lagBlocks, lagSeconds, seen, up, lastError]) g.reset();
+    for (const g of [head, height, finalized, lagBlocks, lagSeconds, seen, up, failing, lastError]) g.reset();
     for (const c of cursors) {
       const l = { chain: c.chain, network: c.network };
-      height.set(l, Number(c.blockNumber));
-      if (c.headNumber) {
+      const placed = c.blockHash !== NO_BLOCK_YET; // else it failed before reading a block: no height yet
+      if (placed) height.set(l, Number(c.blockNumber));
+      if (c.headNumber && placed) {
         head.set(l, Number(c.headNumber));
         lagBlocks.set(l, Math.max(0, Number(c.headNumber) - Number(c.blockNumber)));
       }
@@ -84,14 +97,15 @@ export function createDaemonMetrics(db: Database): DaemonMetrics {
       if (c.blockTime) lagSeconds.set(l, Math.max(0, now / 1000 - Number(c.blockTime)));
       if (c.headSeenAt) seen.set(l, Math.max(0, (now - c.headSeenAt.getTime()) / 1000));
       up.set(l, c.leaseOwner && c.leaseUntil && c.leaseUntil.getTime() > now ? 1 : 0);
-      lastError.set(l, c.lastErrorAt ? c.lastErrorAt.getTime() / 1000 : 0);
+      failing.set(l, c.lastError ? 1 : 0);
+      lastError.set(l, c.lastError && c.lastErrorAt ? c.lastErrorAt.getTime() / 1000 : 0);
     }
   }
   const collectOnce = async () => {
     refreshed ??= refresh().finally(() => setTimeout(() => (refreshed = null), 250));
     await refreshed;
   };
-  for (const g of [invoices, payments, deliveries, oldestDue, poolFree, head, height, finalized, lagBlocks, lagSeconds, seen, up, lastError]) {
+  for (const g of [invoices, payments, deliveries, oldestDue, poolFree, head, height, finalized, lagBlocks, lagSeconds, seen, up, failing, lastError]) {
     (g as unknown as { collect?: () => Promise<void> }).collect = collectOnce;
   }
 

@@ -2,7 +2,7 @@ import { FetchRequest, JsonRpcProvider, Network } from 'ethers';
 import type { z } from 'zod';
 import type { Logger } from '../../logger.ts';
 import { backoffMs, RpcAborted, sleep } from '../retry.ts';
-import { recordRpcCall } from '../rpc-metrics.ts';
+import { endpointOrigin, faultCause, recordRpcCall, reportRpcFault } from '../rpc-metrics.ts';
 
 /** The provider said the block range or result set is too large: split the request and retry. */
 export class RangeTooLargeError extends Error {
@@ -63,7 +63,13 @@ export interface RpcOptions {
 
 export function createRpc(options: RpcOptions): Rpc {
   const request = new FetchRequest(options.url);
-  request.timeout = options.timeoutMs ?? 15_000;
+  const timeoutMs = options.timeoutMs ?? 15_000;
+  request.timeout = timeoutMs;
+  // A 429 is answered, not retried inside ethers (which would end in a bare "timeout"): the loop
+  // below retries it with its own backoff and names it.
+  request.retryFunc = async () => false;
+  // What logs and errors name: never the URL's path, query or user info, where keys live.
+  const endpoint = endpointOrigin(options.url);
   for (const [name, value] of Object.entries(options.headers ?? {})) request.setHeader(name, value);
   // One request per call (no batching), no cache: a confirmation count must never be stale.
   const provider = new JsonRpcProvider(request, options.chainId ? Network.from(options.chainId) : undefined, {
@@ -98,12 +104,16 @@ export function createRpc(options: RpcOptions): Rpc {
         if (RANGE_HINTS.test(message)) throw new RangeTooLargeError(message);
         const code = errorCode(err);
         if (UNSUPPORTED_CODES.has(code ?? 0) || UNSUPPORTED_HINTS.test(message)) throw new RpcUnsupportedError(`${method}: ${message}`);
+        // The node's own error object, or the transport's cause (ECONNREFUSED, timeout, HTTP 503).
+        const cause = (code !== undefined ? `JSON-RPC error ${code}: ${nodeMessage(err) ?? message}` : faultCause(err, timeoutMs)).slice(0, 300);
         if (callOptions.maxAttempts !== undefined && attempt + 1 >= callOptions.maxAttempts) {
-          options.log.warn({ method, attempts: attempt + 1, error: message.slice(0, 300) }, 'RPC call failed; giving up');
-          throw new RpcGaveUpError(`${method}: ${message.slice(0, 300)}`, code);
+          options.log.warn({ endpoint, method, attempts: attempt + 1, error: cause }, 'RPC call failed; giving up');
+          throw new RpcGaveUpError(`${method} at ${endpoint}: ${cause}`, code);
         }
         const delay = backoffMs(attempt, maxBackoff);
-        options.log.warn({ method, attempt: attempt + 1, retryInMs: Math.round(delay), error: message.slice(0, 300) }, 'RPC call failed; retrying');
+        options.log.warn({ endpoint, method, attempt: attempt + 1, retryInMs: Math.round(delay), error: cause }, 'RPC call failed; retrying');
+        // A bounded call's caller decides what its failure means; an unbounded one is the indexer stuck.
+        if (callOptions.maxAttempts === undefined) reportRpcFault({ endpoint, method, cause, attempts: attempt + 1 });
         await sleep(delay, options.signal);
       }
     }
@@ -115,6 +125,12 @@ function errorCode(err: unknown): number | undefined {
   const e = err as { error?: { code?: unknown }; info?: { error?: { code?: unknown } } } | null;
   const code = e?.error?.code ?? e?.info?.error?.code;
   return typeof code === 'number' ? code : undefined;
+}
+
+function nodeMessage(err: unknown): string | undefined {
+  const e = err as { error?: { message?: unknown }; info?: { error?: { message?: unknown } } } | null;
+  const message = e?.error?.message ?? e?.info?.error?.message;
+  return typeof message === 'string' ? message : undefined;
 }
 
 function errorText(err: unknown): string {
