@@ -1,7 +1,7 @@
 import { availableCurrencies, pollIntervalMs, type AvailableCurrencies, type MerchantChoices, type ResolvedNetwork, type ResolvedRegistry } from '../chains/registry.ts';
 import { CHAIN_SLUGS } from '../chains/slugs.ts';
 import type { Config } from '../config/schema.ts';
-import { IndexerCursor } from '../db/entities/indexer-cursor.entity.ts';
+import { IndexerCursor, NO_BLOCK_YET } from '../db/entities/indexer-cursor.entity.ts';
 import type { Database } from '../db/orm.ts';
 import type { Eventually } from '../db/raw-sql.ts';
 import { countPools } from '../db/wallet-pool.ts';
@@ -56,12 +56,17 @@ export async function readHealth(db: Database, now = new Date()): Promise<Health
   const em = db.em();
   const [pools, cursors] = await Promise.all([
     countPools(em),
-    em.find(IndexerCursor, {}, { fields: ['chain', 'network', 'headSeenAt', 'updatedAt', 'lastError'] }),
+    em.find(IndexerCursor, {}, { fields: ['chain', 'network', 'headSeenAt', 'updatedAt', 'blockHash', 'lastError'] }),
   ]);
   return {
     at: now,
     free: new Map(pools.map((p) => [`${p.chain}:${p.isTestnet}`, p.free])),
-    cursors: new Map(cursors.map((c) => [cursorKey(c.chain, c.network), { reportedAt: newest(c.headSeenAt, c.updatedAt), lastError: c.lastError ?? null }])),
+/** When the indexer last reported; a row written before its first block (only a failure) is no report. */
+function reportedAt(c: { headSeenAt?: Date | null; updatedAt: Date; blockHash: string }): Date | null {
+  return newest(c.headSeenAt, c.blockHash === NO_BLOCK_YET ? null : c.updatedAt);
+}
+
+    cursors: new Map(cursors.map((c) => [cursorKey(c.chain, c.network), { reportedAt: reportedAt(c), lastError: c.lastError ?? null }])),
   };
 }
 
@@ -237,8 +242,8 @@ export function createAvailability(ctx: AvailabilityContext): Availability {
   /** Why the network's indexer does not count as reporting, from its cursor read afresh (not the cache). */
   const indexerProblemNow = async (network: ResolvedNetwork, now: Date): Promise<NotOffered | null> => {
     if (ctx.config.checkout.indexerStaleAfterSeconds === null) return null;
-    const row = await ctx.db.em().findOne(IndexerCursor, { chain: network.chain, network: network.network }, { fields: ['headSeenAt', 'updatedAt', 'lastError'] });
-    return indexerProblem(network, row ? { reportedAt: newest(row.headSeenAt, row.updatedAt), lastError: row.lastError ?? null } : undefined, ctx.config, now);
+    const row = await ctx.db.em().findOne(IndexerCursor, { chain: network.chain, network: network.network }, { fields: ['headSeenAt', 'updatedAt', 'blockHash', 'lastError'] });
+    return indexerProblem(network, row ? { reportedAt: reportedAt(row), lastError: row.lastError ?? null } : undefined, ctx.config, now);
   };
 
   return {

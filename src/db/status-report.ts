@@ -1,4 +1,4 @@
-import { IndexerCursor } from './entities/indexer-cursor.entity.ts';
+import { IndexerCursor, NO_BLOCK_YET } from './entities/indexer-cursor.entity.ts';
 import { WebhookAttempt } from './entities/webhook-attempt.entity.ts';
 import { MerchantPoint } from './entities/merchant-point.entity.ts';
 import type { Database } from './orm.ts';
@@ -52,11 +52,6 @@ async function countBy(db: Database, table: 'invoice' | 'payment' | 'webhook_del
   return Object.fromEntries(rows.map((r) => [r.k, Number(r.n)]));
 }
 
-/**
- * The blockHash of a cursor row an indexer wrote before it read any block (it failed first, see
- * recordIndexerFailure in src/indexers/run-indexer.ts): a failure to show, no position.
- */
-export const NO_BLOCK_YET = '';
 
 /** What an operator wants at a glance; read-only, shared by `chaingate status` and its --watch view. */
 export async function statusReport(

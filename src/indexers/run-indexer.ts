@@ -1,7 +1,7 @@
 import { IndexedBlock } from '../db/entities/indexed-block.entity.ts';
 import { IndexerCursor } from '../db/entities/indexer-cursor.entity.ts';
 import type { Database } from '../db/orm.ts';
-import { NO_BLOCK_YET } from '../db/status-report.ts';
+import { NO_BLOCK_YET } from '../db/entities/indexer-cursor.entity.ts';
 import type { Logger } from '../logger.ts';
 import { RpcUnsupportedError } from './evm/rpc.ts';
 import { leaseOwnerId, ownerIsGone } from './lease-owner.ts';

@@ -10,7 +10,7 @@ import { MerchantPoint } from '../../src/db/entities/merchant-point.entity.ts';
 import { Payment } from '../../src/db/entities/payment.entity.ts';
 import { nextReferenceId } from '../../src/db/reference-ids.ts';
 import { openDatabase } from '../../src/db/orm.ts';
-import { NO_BLOCK_YET } from '../../src/db/status-report.ts';
+import { NO_BLOCK_YET } from '../../src/db/entities/indexer-cursor.entity.ts';
 import { BIN, runCli } from '../helpers/cli.ts';
 import { createTestDatabase } from '../helpers/databases.ts';
 import { waitFor } from '../helpers/indexer-process.ts';

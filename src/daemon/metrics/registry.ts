@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { IndexerCursor } from '../../db/entities/indexer-cursor.entity.ts';
 import type { Database } from '../../db/orm.ts';
-import { NO_BLOCK_YET } from '../../db/status-report.ts';
+import { NO_BLOCK_YET } from '../../db/entities/indexer-cursor.entity.ts';
 import { countPools } from '../../db/wallet-pool.ts';
 import { registerRequestTable } from './request-table.ts';
 
