@@ -66,6 +66,7 @@ import { startSolanaSim, type AgaveTransaction, type SolanaSim } from './solana-
 // (ledger token_balances: an account owned by the Token or Token-2022 program that unpacks as a
 // token account, decimals from its mint; an account that did not exist yet has no pre balance).
 // The fee is what left the transaction's accounts in total (lamports are conserved otherwise).
+// Lamports are u64: a balance beyond 2^53 stays a bigint and is served as a bare JSON number.
 // Not given: costUnits (Agave's cost model is not in litesvm; Agave omits it when unknown too).
 // Transactions wait in `pending` until `seal()` puts them in the next slot; a block's blockhash is
 // litesvm's next blockhash, so each transaction's recentBlockhash is the previous block's.
@@ -100,8 +101,13 @@ export interface LitesvmCluster {
   lookAlike: Mint;
   /** A mint under Token-2022, 6 decimals. */
   usdc2022: Mint;
-  /** SystemProgram transfer from the buyer; `viaLookupTable`: a v0 transaction whose recipient comes from an address lookup table. */
-  sendSol(to: string, amount: bigint, options?: { viaLookupTable?: boolean }): Promise<Executed>;
+  /**
+   * SystemProgram transfer from the buyer, or from `from` (the buyer still pays the fee);
+   * `viaLookupTable`: a v0 transaction whose recipient comes from an address lookup table.
+   */
+  sendSol(to: string, amount: bigint, options?: { viaLookupTable?: boolean; from?: KeyPairSigner }): Promise<Executed>;
+  /** A system account holding `lamports` (set directly, as a snapshot would have it: above 2^53 if asked). */
+  fund(lamports: bigint): Promise<KeyPairSigner>;
   /** A transfer to `to` followed by a transfer the buyer cannot afford: the transaction fails and is rolled back, the fee is charged. */
   sendSolThenFail(to: string, amount: bigint): Promise<Executed>;
   /** Creates the owner's associated token account if missing (idempotent) and transferChecked into it. */
@@ -112,6 +118,9 @@ export interface LitesvmCluster {
   mine(count: number): void;
   close(): Promise<void>;
 }
+
+/** A u64 as Agave's JSON has it: a number, or a bigint where a number would round (beyond 2^53). */
+const u64 = (v: bigint): number | bigint => (v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v);
 
 const b58 = getBase58Decoder();
 const b64 = getBase64Decoder();
@@ -273,8 +282,8 @@ export async function startLitesvmCluster(): Promise<LitesvmCluster> {
         err,
         status: err === null ? { Ok: null } : { Err: err },
         fee: Number(fee),
-        preBalances: preBalances.map(Number),
-        postBalances: postBalances.map(Number),
+        preBalances: preBalances.map(u64),
+        postBalances: postBalances.map(u64),
         innerInstructions: meta
           .innerInstructions()
           .map((list, index) => ({
@@ -365,10 +374,15 @@ export async function startLitesvmCluster(): Promise<LitesvmCluster> {
     lookAlike,
     usdc2022,
     async sendSol(to, amount, options = {}) {
-      const transfer = getTransferSolInstruction({ source: buyer, destination: address(to), amount });
+      const transfer = getTransferSolInstruction({ source: options.from ?? buyer, destination: address(to), amount });
       if (!options.viaLookupTable) return execute([transfer]);
       const table = await lookupTable([address(to)]);
       return execute([transfer], { table, addresses: [address(to)] });
+    },
+    async fund(amount) {
+      const holder = await generateKeyPairSigner();
+      svm.setAccount({ address: holder.address, lamports: lamports(amount), data: new Uint8Array(), executable: false, programAddress: SYSTEM_PROGRAM_ADDRESS, space: 0n });
+      return holder;
     },
     sendSolThenFail(to, amount) {
       const balance = svm.getBalance(buyer.address) ?? 0n;

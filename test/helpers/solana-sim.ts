@@ -17,7 +17,8 @@ import { listenLocal } from './local-server.ts';
 // nothing: their balances are what a transfer would leave. `produce({ executed })` takes
 // transactions already rendered in getTransaction's shape instead (test/helpers/litesvm-cluster.ts:
 // executed by litesvm, Solana's real SVM). Calls and bytes sent are counted (`stats`) to measure
-// what each read mode costs.
+// what each read mode costs. A balance given as a bigint is written as a bare JSON number however
+// large, as Agave's serde_json writes u64 (an account above 2^53 lamports).
 
 export const key = (): string => encodeBase58(randomBytes(32));
 const SYSTEM = '11111111111111111111111111111111';
@@ -62,8 +63,9 @@ export interface AgaveTransaction {
   meta: Record<string, unknown> & {
     err: unknown;
     fee: number;
-    preBalances: number[];
-    postBalances: number[];
+    /** u64: a bigint beyond 2^53, written as a bare JSON number. */
+    preBalances: (number | bigint)[];
+    postBalances: (number | bigint)[];
     preTokenBalances: unknown[];
     postTokenBalances: unknown[];
     logMessages?: string[];
@@ -71,6 +73,11 @@ export interface AgaveTransaction {
   };
   version: 'legacy' | 0;
 }
+
+/** JSON.rawJSON (Node 21+; not in TypeScript's es2023 lib). */
+const rawJSON = (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON;
+/** JSON text with bigints as bare numbers, digit for digit: what JSON.stringify alone cannot write. */
+const u64Json = (value: unknown): string => JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? rawJSON(v.toString()) : v));
 
 export interface SimOptions {
   /** The blockhash of each new block (default: a random one). */
@@ -239,7 +246,7 @@ export async function startSolanaSim(genesisHash = '5eykt4UsFv8P8NJdTREpY1vzqKqZ
       const call = JSON.parse(body) as { id: unknown; method: string; params?: unknown[] };
       stats.calls[call.method] = (stats.calls[call.method] ?? 0) + 1;
       const reply = (payload: Record<string, unknown>) => {
-        const text = JSON.stringify({ jsonrpc: '2.0', ...payload, id: call.id });
+        const text = u64Json({ jsonrpc: '2.0', ...payload, id: call.id });
         stats.bytes += Buffer.byteLength(text);
         res.writeHead(200, { 'content-type': 'application/json' }).end(text);
       };

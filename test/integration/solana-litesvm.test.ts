@@ -16,6 +16,15 @@ import { startSolanaWorld } from '../helpers/solana-world.ts';
 // what the runtime did, not what our reader expects.
 
 const SOL_25_USD = 166_666_667n; // 25.00 USD at 150 USD/SOL, rounded up to 9 decimals
+/** 13,456,789.123456789 SOL: an exchange wallet above 2^53 lamports, as mainnet has; a float would round it. */
+const WHALE = 13_456_789_123_456_789n;
+
+/** getBlock's raw answer text for a slot, as the reader receives it. */
+async function rawBlock(url: string, slot: number): Promise<string> {
+  const params = [slot, { encoding: 'json', transactionDetails: 'accounts', maxSupportedTransactionVersion: 0, rewards: false, commitment: 'confirmed' }];
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getBlock', params }) });
+  return res.text();
+}
 
 describe('solana indexer over litesvm (real SVM transactions, separate indexer process)', () => {
   test('blocks mode: SOL, USDC into a new and an existing associated token account, a v0 lookup-table recipient; a failed transfer and a look-alike mint are never credited', async (t) => {
@@ -89,11 +98,28 @@ describe('solana indexer over litesvm (real SVM transactions, separate indexer p
       await waitStatus(p.id, ['COMPLETED']);
     });
 
+    await t.test('a payment from an exchange wallet holding more than 2^53 lamports is credited exactly; its block does not stop the indexer', async () => {
+      const p = await open('SOL');
+      const whale = await cluster.fund(WHALE);
+      const sent = await cluster.sendSol(p.address, SOL_25_USD, { from: whale });
+      const at = sent.rendered.transaction.message.accountKeys.indexOf(whale.address);
+      assert.deepEqual([sent.rendered.meta.preBalances[at], sent.rendered.meta.postBalances[at]], [WHALE, WHALE - SOL_25_USD], 'the runtime\'s balances, beyond 2^53');
+      cluster.seal();
+      const text = await rawBlock(cluster.url, cluster.sim.slot());
+      assert.ok(text.includes(`${WHALE},`) && text.includes(`${WHALE - SOL_25_USD},`), 'served as Agave writes u64: bare JSON numbers, every digit');
+      const seen = await waitStatus(p.id, ['PROCESSING', 'CONFIRMING']);
+      assert.equal(seen.transactionHash, sent.signature);
+      assert.equal(seen.receivedAmount, '0.166666667');
+      cluster.mine(4);
+      await waitStatus(p.id, ['COMPLETED']);
+      assert.equal(await credits(sent.signature), 1);
+    });
+
     assert.equal(proc.output().match(/indexer tick failed/g)?.length ?? 0, 0, proc.output());
     assert.equal(await proc.stop('SIGTERM'), 0);
   });
 
-  test('addresses mode (getSignaturesForAddress, getTransaction full): SOL and a Token-2022 USDC transfer complete; a failed transfer is not credited', async (t) => {
+  test('addresses mode (getSignaturesForAddress, getTransaction full): SOL, SOL from a wallet above 2^53 lamports and a Token-2022 USDC transfer complete; a failed transfer is not credited', async (t) => {
     const skip = await skipUnless('postgresql');
     if (skip) return t.skip(skip);
     const cluster = await startLitesvmCluster();
@@ -103,17 +129,21 @@ describe('solana indexer over litesvm (real SVM transactions, separate indexer p
     const { d, proc, openDirect, payment } = await startSolanaWorld(t, { dialect: 'postgresql', rpcUrl: cluster.url, mint: cluster.usdc2022.address, confirmations: 2, mode: 'addresses', maxBlocksPerRange: 50, rpcTimeoutMs: 2000, poolSize: 3 });
     const sol = await openDirect('SOL');
     const usdc = await openDirect('USDC');
+    const fromWhale = await openDirect('SOL');
     const failed = await cluster.sendSolThenFail(sol.address, SOL_25_USD);
     const ok = await cluster.sendSol(sol.address, SOL_25_USD);
+    const whaleSent = await cluster.sendSol(fromWhale.address, SOL_25_USD, { from: await cluster.fund(WHALE) });
     const token = await cluster.sendToken(cluster.usdc2022, usdc.address, 25_000_000n);
     assert.equal((token.rendered.meta.postTokenBalances as { programId: string }[])[1]?.programId, 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb');
     cluster.seal();
     cluster.mine(3);
-    for (const id of [sol.id, usdc.id]) {
+    for (const id of [sol.id, usdc.id, fromWhale.id]) {
       await waitFor('completed', async () => (await payment(id)).status === 'COMPLETED', 20_000);
     }
     const em = d.common.db.em();
     assert.equal((await em.findOneOrFail(Payment, { id: sol.id })).transactionHash, ok.signature);
+    assert.equal((await em.findOneOrFail(Payment, { id: fromWhale.id })).transactionHash, whaleSent.signature);
+    assert.equal((await em.findOneOrFail(Payment, { id: fromWhale.id })).receivedAmount, '0.166666667');
     assert.equal((await em.findOneOrFail(Payment, { id: usdc.id })).receivedAmount, '25');
     assert.equal(await em.count(ObservedTransfer, { txHash: failed.signature }), 0);
     assert.ok((cluster.sim.stats.calls.getTransaction ?? 0) >= 2, 'read through getTransaction');

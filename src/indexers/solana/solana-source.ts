@@ -16,8 +16,25 @@ const SKIPPED = new Set([-32007, -32009]);
 /** Token balances get log indexes from here on, so they never meet a SOL balance's account index. */
 export const TOKEN_LOG_INDEX_BASE = 1_000_000;
 
+/**
+ * An RPC answer's text as JSON, u64 intact. Agave writes u64 (lamports, fees, compute units) as bare
+ * JSON numbers, beyond 2^53 once an account holds more than 9,007,199 SOL (large exchange and stake
+ * accounts do): such an integer is read from its source text as a bigint, never rounded through a
+ * float. Without the reviver's source text (an older runtime) it stays a rounded number, which the
+ * schemas refuse wherever an amount is read.
+ */
+export function parseLossless(text: string): unknown {
+  // Any integer of at most 15 digits is safe; without a longer run of digits the plain parse (about
+  // four times faster on a large block) loses nothing.
+  if (!/\d{16}/.test(text)) return JSON.parse(text);
+  return JSON.parse(text, (_key: string, value: unknown, context?: { source?: string }) =>
+    typeof value === 'number' && !Number.isSafeInteger(value) && context?.source !== undefined && /^-?\d+$/.test(context.source) ? BigInt(context.source) : value,
+  );
+}
+
 const pubkey = z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, 'a base58 public key');
-const lamports = z.union([z.number().int().nonnegative(), z.string().regex(/^\d+$/)]).transform((v) => BigInt(v));
+/** A u64: a safe integer, a bigint (beyond 2^53, from parseLossless) or a decimal string. */
+const lamports = z.union([z.number().int().nonnegative(), z.bigint().nonnegative(), z.string().regex(/^\d+$/)]).transform((v) => BigInt(v));
 const TokenBalanceSchema = z.looseObject({
   accountIndex: z.number().int().nonnegative(),
   mint: pubkey,
@@ -25,12 +42,16 @@ const TokenBalanceSchema = z.looseObject({
   programId: pubkey.optional(),
   uiTokenAmount: z.looseObject({ amount: z.string().regex(/^\d+$/) }),
 });
+/**
+ * Only the entries of watched accounts are read, and checked when read (deposits()): whatever
+ * another account's balance or token balance holds never makes the block unreadable.
+ */
 const MetaSchema = z.looseObject({
   err: z.unknown(),
-  preBalances: z.array(lamports),
-  postBalances: z.array(lamports),
-  preTokenBalances: z.array(TokenBalanceSchema).optional(),
-  postTokenBalances: z.array(TokenBalanceSchema).optional(),
+  preBalances: z.array(z.unknown()),
+  postBalances: z.array(z.unknown()),
+  preTokenBalances: z.array(z.unknown()).nullish(),
+  postTokenBalances: z.array(z.unknown()).nullish(),
   loadedAddresses: z.looseObject({ writable: z.array(pubkey), readonly: z.array(pubkey) }).optional(),
 });
 /**
@@ -53,7 +74,6 @@ const TxSchema = z.union([
 const BlockSchema = z.looseObject({
   blockhash: pubkey,
   previousBlockhash: pubkey,
-  parentSlot: z.number().int().nonnegative(),
   blockTime: z.number().int().nullable(),
   transactions: z.array(TxSchema).optional(),
 });
@@ -65,6 +85,20 @@ type SolanaTx = z.infer<typeof TxSchema>;
 export class SolanaRpcError extends Error {
   override readonly name = 'SolanaRpcError';
 }
+
+const EnvelopeSchema = z.looseObject({ result: z.unknown().optional(), error: z.looseObject({ code: z.number(), message: z.string().catch('') }).optional() });
+
+/** One field the reader uses, checked where it is read; a bad one names the transaction and the path. */
+function field<T extends z.ZodType>(schema: T, value: unknown, where: string): z.infer<T> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new SolanaRpcError(`malformed ${where}${issue?.path.length ? `.${issue.path.join('.')}` : ''}: ${issue?.message ?? 'unexpected shape'}`);
+  }
+  return parsed.data;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
 
 export interface SolanaSourceOptions {
   http: HttpClient;
@@ -96,7 +130,17 @@ export function createSolanaSource(options: SolanaSourceOptions): ChainSource {
   const concurrency = Math.max(1, options.concurrency ?? 4);
 
   async function rpc<T extends z.ZodType>(method: string, params: unknown[], schema: T): Promise<{ result: z.infer<T> | null; code?: number; message?: string }> {
-    const res = await http.jsonRpc<unknown>(method, params);
+    // The answer's text is parsed here, not by the shared client's JSON.parse: u64 beyond 2^53.
+    const text = (await http.post('', { jsonrpc: '2.0', id: 1, method, params })) ?? '';
+    let body: unknown;
+    try {
+      body = parseLossless(text);
+    } catch {
+      throw new SolanaRpcError(`${method}: the answer is not JSON (${text.slice(0, 80)})`);
+    }
+    const envelope = EnvelopeSchema.safeParse(body);
+    if (!envelope.success || !('result' in envelope.data || envelope.data.error)) throw new SolanaRpcError(`${method}: not a JSON-RPC response`);
+    const res = envelope.data;
     if (res.error) return { result: null, code: res.error.code, message: res.error.message };
     if (res.result === null || res.result === undefined) return { result: null };
     const parsed = schema.safeParse(res.result);
@@ -135,16 +179,20 @@ export function createSolanaSource(options: SolanaSourceOptions): ChainSource {
     if (!meta || meta.err !== null) return [];
     const found: SeenTransfer[] = [];
     const base = { txHash: tx.signature, blockNumber: where.slot, blockHash: where.hash, blockTime: where.time, from: null, reverted: false };
+    const at = `meta of ${tx.signature}`;
     tx.keys.forEach((key, i) => {
       if (!watch.addresses.has(key)) return;
-      const delta = (meta.postBalances[i] ?? 0n) - (meta.preBalances[i] ?? 0n);
+      const delta = field(lamports, meta.postBalances[i], `${at}: postBalances.${i}`) - field(lamports, meta.preBalances[i], `${at}: preBalances.${i}`);
       if (delta > 0n) found.push({ ...base, logIndex: i, to: key, token: null, amount: delta, kind: 'native' });
     });
-    for (const post of meta.postTokenBalances ?? []) {
-      if (!post.owner || !watch.addresses.has(post.owner)) continue;
-      const pre = (meta.preTokenBalances ?? []).find((p) => p.accountIndex === post.accountIndex && p.mint === post.mint);
+    const preTokens = meta.preTokenBalances ?? [];
+    for (const [n, raw] of (meta.postTokenBalances ?? []).entries()) {
+      if (!isRecord(raw) || typeof raw.owner !== 'string' || !watch.addresses.has(raw.owner)) continue;
+      const post = field(TokenBalanceSchema, raw, `${at}: postTokenBalances.${n}`);
+      const m = preTokens.findIndex((p) => isRecord(p) && p.accountIndex === post.accountIndex && p.mint === post.mint);
+      const pre = m < 0 ? null : field(TokenBalanceSchema, preTokens[m], `${at}: preTokenBalances.${m}`);
       const delta = BigInt(post.uiTokenAmount.amount) - BigInt(pre?.uiTokenAmount.amount ?? '0');
-      if (delta > 0n) found.push({ ...base, logIndex: TOKEN_LOG_INDEX_BASE + post.accountIndex, to: post.owner, token: post.mint, amount: delta, kind: 'token' });
+      if (delta > 0n) found.push({ ...base, logIndex: TOKEN_LOG_INDEX_BASE + post.accountIndex, to: raw.owner, token: post.mint, amount: delta, kind: 'token' });
     }
     return found;
   }
