@@ -1,6 +1,7 @@
 import { resolveRegistry, type ResolvedRegistry } from '../chains/registry.ts';
 import type { Common } from '../common.ts';
-import { createRateSourceFromConfig, type RateSource } from '../domain/rate-source.ts';
+import type { RateSource } from '../domain/rate-source.ts';
+import { createRateSourceFromConfig } from '../domain/rate-source-config.ts';
 
 /** What the daemon's routes and workers share: the common bag plus the resolved registry and rates. */
 export interface DaemonDeps {

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createPeggedRateSource, createRateSourceFromConfig, createStaticRateSource } from './rate-source.ts';
+import { createPeggedRateSource, createStaticRateSource } from './rate-source.ts';
+import { createRateSourceFromConfig } from './rate-source-config.ts';
 
 const AT = new Date('2026-05-01T00:00:00.000Z');
 
