@@ -51,6 +51,11 @@ function newest(a: Date | null | undefined, b: Date | null | undefined): Date | 
   return a > b ? a : b;
 }
 
+/** When the indexer last reported; a row written before its first block (only a failure) is no report. */
+function reportedAt(c: { headSeenAt?: Date | null; updatedAt: Date; blockHash: string }): Date | null {
+  return newest(c.headSeenAt, c.blockHash === NO_BLOCK_YET ? null : c.updatedAt);
+}
+
 /** One grouped pool count and one cursor read. */
 export async function readHealth(db: Database, now = new Date()): Promise<HealthSnapshot> {
   const em = db.em();
@@ -61,11 +66,6 @@ export async function readHealth(db: Database, now = new Date()): Promise<Health
   return {
     at: now,
     free: new Map(pools.map((p) => [`${p.chain}:${p.isTestnet}`, p.free])),
-/** When the indexer last reported; a row written before its first block (only a failure) is no report. */
-function reportedAt(c: { headSeenAt?: Date | null; updatedAt: Date; blockHash: string }): Date | null {
-  return newest(c.headSeenAt, c.blockHash === NO_BLOCK_YET ? null : c.updatedAt);
-}
-
     cursors: new Map(cursors.map((c) => [cursorKey(c.chain, c.network), { reportedAt: reportedAt(c), lastError: c.lastError ?? null }])),
   };
 }
