@@ -9,7 +9,7 @@ import type { PaymentMethod } from '../db/entities/payment.entity.ts';
 import { INVOICE_TRANSITIONS } from '../domain/lifecycle.ts';
 import { readInvoice, type InvoiceSnapshot } from '../db/invoices.ts';
 import { openPaymentIn, openPaymentSync, type OpenedPayment, type PaymentPlan } from '../db/open-payment.ts';
-import { nativeSqlite } from '../db/raw-sql.ts';
+import { nativeSqlite } from '../db/native-sqlite.ts';
 import { groupedSqliteTransaction } from '../db/sqlite-group-commit.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { countFreeUpTo } from '../db/wallet-pool.ts';

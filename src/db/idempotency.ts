@@ -4,7 +4,8 @@ import { newTimeOrderedId } from '../domain/ids.ts';
 import { IdempotencyRecord } from './entities/idempotency-record.entity.ts';
 import type { Database, Dialect } from './orm.ts';
 import { retryOnLockConflict } from './transaction.ts';
-import { dateOf, pgStatement, rawQuery, toDb, type NativeSqlite, type SqlValue } from './raw-sql.ts';
+import type { NativeSqlite } from './native-sqlite.ts';
+import { dateOf, pgStatement, rawQuery, toDb, type SqlValue } from './raw-sql.ts';
 
 /**
  * An IN_FLIGHT row older than this may be re-claimed. Claims now commit only with their completed

@@ -12,7 +12,8 @@ import type { InsertAfterClaim } from './idempotency.ts';
 import type { Dialect } from './orm.ts';
 import { formatReferenceId, referenceDay } from '../domain/reference-id.ts';
 import { newId } from '../domain/ids.ts';
-import { dateOf, jsonOf, mapEventually, nullableDate, rawQuery, readApplyingExpiry, readRow, toDb, type Eventually, type NativeSqlite, type SqlValue } from './raw-sql.ts';
+import type { NativeSqlite } from './native-sqlite.ts';
+import { dateOf, jsonOf, mapEventually, nullableDate, rawQuery, readApplyingExpiry, readRow, toDb, type Eventually, type SqlValue } from './raw-sql.ts';
 import { LIVE_PAYMENT_STATUSES, type InvoiceStatus } from '../domain/lifecycle.ts';
 
 export interface CreateInvoiceInput {

@@ -3,7 +3,8 @@ import { GatewayError } from '../domain/errors.ts';
 import { INVOICE_TRANSITIONS, LIVE_PAYMENT_STATUSES } from '../domain/lifecycle.ts';
 import type { Dialect } from './orm.ts';
 import type { BuyerPayment, PaymentTerms } from './payments.ts';
-import { rawQuery, toDb, type NativeSqlite, type SqlValue } from './raw-sql.ts';
+import type { NativeSqlite } from './native-sqlite.ts';
+import { rawQuery, toDb, type SqlValue } from './raw-sql.ts';
 import { nextReferenceIn, nextReferenceSync } from './reference-ids.ts';
 import { leaseAddress, leaseAddressSync } from './wallet-pool.ts';
 

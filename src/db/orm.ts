@@ -7,7 +7,7 @@ import type { EntityManager } from '@mikro-orm/sql';
 import { CompiledQuery } from 'kysely';
 import { ENTITIES } from './entities/all.ts';
 import { EsmMigrationGenerator } from './esm-migration-generator.ts';
-import { nativeSqlite, type NativeSqlite } from './raw-sql.ts';
+import { nativeSqlite, type NativeSqlite } from './native-sqlite.ts';
 import { commitBatch } from './sqlite-group-commit.ts';
 import { cachePrepared } from './statement-cache.ts';
 

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/sql';
 import { createHash } from 'node:crypto';
 import { CompiledQuery } from 'kysely';
 import type { Database, Dialect } from './orm.ts';
+import { cachedNativeSqlite, nativeSqlite, type NativeSqlite } from './native-sqlite.ts';
 import { commitBatch } from './sqlite-group-commit.ts';
 
 // Hand-written SQL for the hot paths, through the same connection (and, inside a transaction, the
@@ -11,13 +12,6 @@ import { commitBatch } from './sqlite-group-commit.ts';
 // Values as the ORM stores them: on SQLite dates are epoch milliseconds and booleans 0/1.
 
 export type SqlValue = string | number | boolean | Date | null;
-
-/** A synchronous better-sqlite3 handle (MikroORM's SQLite driver). */
-export interface NativeSqlite {
-  prepare(sql: string): { run(...params: unknown[]): { changes: number }; get(...params: unknown[]): unknown; all(...params: unknown[]): unknown[] };
-  readonly inTransaction: boolean;
-  exec(sql: string): unknown;
-}
 
 const pgText = new Map<string, string>();
 
@@ -57,19 +51,6 @@ export function nullableDate(v: unknown): Date | null {
   return v === null || v === undefined ? null : dateOf(v);
 }
 
-const natives = new WeakMap<object, NativeSqlite>();
-
-/** The better-sqlite3 handle behind a SQLite EntityManager (cached). */
-export async function nativeSqlite(em: EntityManager): Promise<NativeSqlite> {
-  const conn = em.getConnection() as unknown as { getNativeClient(): Promise<NativeSqlite> };
-  let native = natives.get(conn);
-  if (!native) {
-    native = await conn.getNativeClient();
-    natives.set(conn, native);
-  }
-  return native;
-}
-
 /** A value now, or the promise of one (awaiting either works). */
 export type Eventually<T> = T | Promise<T>;
 
@@ -86,7 +67,7 @@ export function mapEventually<T, U>(v: Eventually<T>, f: (t: T) => U): Eventuall
  */
 export function readRow<R>(db: Database, sql: string, params: SqlValue[]): Eventually<R | undefined> {
   if (db.dialect === 'sqlite') {
-    const native = natives.get(db.orm.em.getConnection());
+    const native = cachedNativeSqlite(db.orm.em.getConnection());
     if (native) commitBatch(native);
     if (native && !native.inTransaction) return sqliteRow<R>(native, sql, params);
   }

@@ -1,7 +1,8 @@
 import type { EntityManager } from '@mikro-orm/sql';
 import { formatReferenceId, referenceDay, type ReferenceKind } from '../domain/reference-id.ts';
 import type { Database, Dialect } from './orm.ts';
-import { rawQuery, type NativeSqlite } from './raw-sql.ts';
+import type { NativeSqlite } from './native-sqlite.ts';
+import { rawQuery } from './raw-sql.ts';
 
 /** One atomic upsert of the day's counter, so concurrent writers never share a number. */
 export const COUNTER_SQL = 'insert into reference_counter (id, value) values (?, 1) on conflict (id) do update set value = reference_counter.value + 1 returning value';

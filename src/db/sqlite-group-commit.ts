@@ -1,5 +1,5 @@
 import { isLockConflict } from '../domain/errors.ts';
-import type { NativeSqlite } from './raw-sql.ts';
+import type { NativeSqlite } from './native-sqlite.ts';
 
 // Group commit for SQLite's synchronous writes. Each write of the hot paths (a signed creation, a
 // checkout) runs synchronously inside one SQLite transaction, and the writes that arrive in the same

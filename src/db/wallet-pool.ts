@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/sql';
 import type { Database, Dialect } from './orm.ts';
-import { rawQuery, readRow, toDb, type NativeSqlite } from './raw-sql.ts';
+import type { NativeSqlite } from './native-sqlite.ts';
+import { rawQuery, readRow, toDb } from './raw-sql.ts';
 import { newId } from '../domain/ids.ts';
 
 export interface LeasedAddress {

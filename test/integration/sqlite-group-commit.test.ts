@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Sqlite from 'better-sqlite3';
 import { openDatabase, type Database } from '../../src/db/orm.ts';
-import { nativeSqlite, rawQuery, type NativeSqlite } from '../../src/db/raw-sql.ts';
+import { nativeSqlite, type NativeSqlite } from '../../src/db/native-sqlite.ts';
+import { rawQuery } from '../../src/db/raw-sql.ts';
 import { groupedSqliteTransaction } from '../../src/db/sqlite-group-commit.ts';
 import { inTransaction } from '../../src/db/transaction.ts';
 

@@ -10,7 +10,7 @@ import { inTransaction } from '../../../db/transaction.ts';
 import { cancelInvoice, insertInvoiceIn, insertInvoiceSync, invoiceInsertAfterClaim, invoicePayments, latestPayment, loadInvoice, type CreateInvoiceInput } from '../../../db/invoices.ts';
 import { merchantKeyCache, type AuthMerchant } from '../../../db/merchants.ts';
 import { referenceBlocks } from '../../../db/reference-ids.ts';
-import { nativeSqlite, type NativeSqlite } from '../../../db/raw-sql.ts';
+import { nativeSqlite, type NativeSqlite } from '../../../db/native-sqlite.ts';
 import { groupedSqliteTransaction } from '../../../db/sqlite-group-commit.ts';
 import type { Invoice } from '../../../db/entities/invoice.entity.ts';
 import { chargeRefusedRequest, markSignatureVerified } from '../rate-limit.ts';
