@@ -1,15 +1,16 @@
 import type { Logger } from 'pino';
 import { loadConfig } from '../config/load-config.ts';
-import { resolveMasterKey } from '../config/master-key.ts';
+import { findMasterKey, generateMasterKey, masterKeyFile, type MasterKey } from '../config/master-key.ts';
 import type { Config } from '../config/schema.ts';
 import type { Common } from '../common.ts';
 import { MerchantPoint } from '../db/entities/merchant-point.entity.ts';
 import { migrate, migrationStatus } from '../db/migrate.ts';
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { dialectOf, openDatabase, sqlitePath, type Database } from '../db/orm.ts';
 import { UsageError } from '../domain/errors.ts';
-import { createSecretBox, SecretBoxError, type SecretBox } from '../domain/secret-box.ts';
+import { createSecretBox, type SecretBox } from '../domain/secret-box.ts';
 import { createLogger } from '../logger.ts';
 
 
@@ -18,6 +19,14 @@ export interface OpenOptions {
   skipMigrationCheck?: boolean;
   /** Commands that never read secrets need no master key (e.g. `migrate`). */
   needsSecrets?: boolean;
+  /**
+   * Commands that only read (status, the lists, `migrate --status`): a missing SQLite database or an
+   * unmigrated one is refused with one line instead of being created or migrated, and a master key
+   * is never generated.
+   */
+  readOnly?: boolean;
+  /** `migrate --create`: a PostgreSQL database that does not exist is created instead of refused. */
+  createDatabase?: boolean;
   logBindings?: Record<string, unknown>;
   /** Tests and embedders: config layers instead of the process environment. */
   env?: NodeJS.ProcessEnv;
@@ -29,19 +38,72 @@ export interface OpenOptions {
  * automatically; PostgreSQL must be migrated explicitly with `chaingate migrate` (docs/operations.md).
  */
 export async function openCommon(options: OpenOptions = {}): Promise<Common> {
-  const { config } = loadConfig({ env: options.env, overrides: options.overrides });
+  const env = options.env ?? process.env;
+  const { config, file } = loadConfig({ env: options.env, overrides: options.overrides });
+  const urlFrom = env.CHAINGATE_DATABASE_URL ? 'CHAINGATE_DATABASE_URL' : file ? `database.url in ${file}` : 'the default database.url';
   assertSqliteDirectory(config.database.url);
+  if (options.readOnly) assertSqliteFile(config.database.url, urlFrom);
   const log = createLogger(config.log.level, options.logBindings);
-  const box = createSecretBox(options.needsSecrets === false ? 'unused-master-key-for-migrations-only' : resolveMasterKey(config, log));
-  const db = await openDatabase(config.database.url);
+  const keyFrom = env.CHAINGATE_MASTER_KEY ? 'environment variable CHAINGATE_MASTER_KEY' : file ? `security.masterKey in ${file}` : 'security.masterKey';
+  // Before the database opens, so a PostgreSQL deployment without a key stops at once.
+  let masterKey = options.needsSecrets === false ? null : findMasterKey(config, log, keyFrom);
+  const db = await openDatabase(config.database.url, { createDatabase: options.createDatabase });
+  let box: SecretBox;
   try {
-    if (!options.skipMigrationCheck) await ensureMigrated(db, log);
-    if (!options.skipMigrationCheck && options.needsSecrets !== false) await verifyMasterKey(db, box, log);
+    if (db.dialect === 'postgresql' && !options.createDatabase) await assertPostgresDatabase(db, urlFrom);
+    if (!options.skipMigrationCheck) await ensureMigrated(db, log, options.readOnly === true);
+    if (options.needsSecrets === false) {
+      box = createSecretBox('unused-master-key-for-migrations-only');
+    } else {
+      masterKey ??= await missingMasterKey(db, config, log, options.readOnly === true, !options.skipMigrationCheck);
+      box = createSecretBox(masterKey.key);
+      if (!options.skipMigrationCheck) await verifyMasterKey(db, box, log, masterKey.source);
+    }
   } catch (err) {
     await db.close();
     throw err;
   }
   return { config, log, db, box, close: () => db.close() };
+}
+
+/**
+ * No master key is configured and the embedded database has no key file. Secrets already stored
+ * were sealed under a key this process does not have: a new one could never open them, so that is
+ * refused. Otherwise a command that writes generates the key (the first run); one that only reads
+ * needs none, since there is nothing to open, and leaves the folder as it found it.
+ */
+async function missingMasterKey(db: Database, config: Config, log: Logger, readOnly: boolean, migrated: boolean): Promise<MasterKey> {
+  const [sealed] = migrated ? await db.em().find(MerchantPoint, {}, { orderBy: { createdAt: 'desc' }, limit: 1 }) : [];
+  if (sealed) {
+    throw new UsageError(
+      `no master key: CHAINGATE_MASTER_KEY is not set and ${masterKeyFile(config)} does not exist, but ${db.url} holds API secrets sealed under key id ${sealed.apiSecretEnc.split('.')[1]}: set CHAINGATE_MASTER_KEY to the key this database was created with`,
+    );
+  }
+  if (readOnly) return { key: randomBytes(32).toString('hex'), source: 'none (nothing stored needs one)' };
+  return generateMasterKey(config, log);
+}
+
+/** A command that only reads never creates the SQLite file (opening it would). */
+function assertSqliteFile(url: string, from: string): void {
+  if (dialectOf(url) !== 'sqlite') return;
+  const path = sqlitePath(url);
+  if (path === ':memory:' || existsSync(path)) return;
+  throw new UsageError(`no database at ${path} (${url}, from ${from}); this command only reads and creates none: point CHAINGATE_DATABASE_URL at the gateway's database, or create one with \`chaingate migrate\``);
+}
+
+/**
+ * A PostgreSQL database that does not exist is refused before anything (MikroORM's migrator would
+ * create it), so a mistyped URL never starts an empty gateway. Only `migrate --create` creates one.
+ */
+async function assertPostgresDatabase(db: Database, from: string): Promise<void> {
+  try {
+    await db.em().execute('select 1');
+  } catch (err) {
+    // 3D000: invalid_catalog_name, "database … does not exist".
+    if ((err as { code?: string }).code !== '3D000') throw err;
+    const name = new URL(db.url).pathname.slice(1);
+    throw new UsageError(`database ${JSON.stringify(name)} does not exist (${db.url}, from ${from}): create it, or run \`chaingate migrate --create\``);
+  }
 }
 
 /**
@@ -74,28 +136,34 @@ export async function withCommon<T>(fn: (common: Common) => Promise<T>, options:
  * ciphertext, not a wrong key: the daemon starts anyway, logs it, and that point's requests get a
  * coded error until its secret is rotated.
  */
-async function verifyMasterKey(db: Database, box: SecretBox, log: Logger): Promise<void> {
+async function verifyMasterKey(db: Database, box: SecretBox, log: Logger, source: string): Promise<void> {
   const sample = await db.em().find(MerchantPoint, {}, { orderBy: { createdAt: 'desc' }, limit: 5 });
   for (const m of sample) {
+    // The stored form names its key: v1.<key id>.<ciphertext>.
+    const storedKeyId = m.apiSecretEnc.split('.')[1];
+    if (storedKeyId && storedKeyId !== box.keyId) {
+      throw new UsageError(
+        `stored secrets were encrypted under another master key (key id ${storedKeyId}; the key from ${source} has id ${box.keyId}): set the master key this database was created with`,
+      );
+    }
     try {
       box.open(m.apiSecretEnc, m.id);
       return;
     } catch (err) {
-      if (err instanceof SecretBoxError && /another master key/.test(err.message)) throw err;
       log.error({ merchantId: m.id, err: (err as Error).message }, "a merchant point's stored API secret cannot be decrypted; rotate it with `chaingate secrets rotate`");
     }
   }
 }
 
-async function ensureMigrated(db: Database, log: Logger): Promise<void> {
+async function ensureMigrated(db: Database, log: Logger, readOnly: boolean): Promise<void> {
   const { pending } = await migrationStatus(db);
   if (pending.length === 0) return;
-  if (db.dialect === 'sqlite') {
+  if (db.dialect === 'sqlite' && !readOnly) {
     const applied = await migrate(db);
     log.info({ applied }, 'migrated the embedded SQLite database');
     return;
   }
   throw new UsageError(
-    `database ${db.url} is not migrated (${pending.length} pending migration${pending.length === 1 ? '' : 's'}): run \`chaingate migrate\` first`,
+    `database ${db.url} is not migrated (${pending.length} pending migration${pending.length === 1 ? '' : 's'}): run \`chaingate migrate\` first${readOnly ? ' (this command only reads and migrates nothing)' : ''}`,
   );
 }

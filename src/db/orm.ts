@@ -89,8 +89,12 @@ async function cachePreparedStatements(orm: MikroORM): Promise<void> {
   };
 }
 
-/** Opens MikroORM for a `sqlite:` or `postgres://` URL. Nothing is migrated here. */
-export async function openDatabase(url: string, options: { debug?: boolean; poolMax?: number } = {}): Promise<Database> {
+/**
+ * Opens MikroORM for a `sqlite:` or `postgres://` URL. Nothing is migrated here. A PostgreSQL
+ * database that does not exist is created only with `createDatabase` (`migrate --create`):
+ * MikroORM would otherwise create it on connecting, and a mistyped URL would start an empty gateway.
+ */
+export async function openDatabase(url: string, options: { debug?: boolean; poolMax?: number; createDatabase?: boolean } = {}): Promise<Database> {
   const dialect = dialectOf(url);
   const common = {
     entities: ENTITIES,
@@ -134,7 +138,7 @@ export async function openDatabase(url: string, options: { debug?: boolean; pool
     }
   } else {
     const { MikroORM: PgORM } = await import('@mikro-orm/postgresql');
-    orm = await PgORM.init({ ...common, clientUrl: url, pool: { min: 0, max: options.poolMax ?? 10 } });
+    orm = await PgORM.init({ ...common, clientUrl: url, pool: { min: 0, max: options.poolMax ?? 10 }, ensureDatabase: options.createDatabase === true });
   }
   return {
     orm,

@@ -41,6 +41,8 @@ export interface DevnetState {
   databaseUrl: string;
   dir: string;
   webhookReceiver: string;
+  /** What points other `chaingate` commands (status, transfers list, …) at this devnet's database. */
+  env: { CHAINGATE_DATABASE_URL: string; CHAINGATE_MASTER_KEY: string; CHAINGATE_CONFIG: string };
 }
 
 export interface Devnet {
@@ -50,6 +52,8 @@ export interface Devnet {
 
 interface Options {
   databaseUrl?: string;
+  /** serve's port (default: any free one). */
+  port?: number;
   /** Where event lines go (the receiver's verified webhooks). */
   print: (line: string) => void;
 }
@@ -198,7 +202,7 @@ export async function startDevnet(options: Options): Promise<Devnet> {
     };
     const configFile = join(dir, 'chaingate.json');
     writeFileSync(configFile, JSON.stringify(config, null, 2));
-    const env = { CHAINGATE_DATABASE_URL: databaseUrl, CHAINGATE_MASTER_KEY: MASTER_KEY, CHAINGATE_CONFIG: configFile, CHAINGATE_PORT: '0', CHAINGATE_METRICS_PORT: '0', CHAINGATE_LOG_LEVEL: 'info' };
+    const env = { CHAINGATE_DATABASE_URL: databaseUrl, CHAINGATE_MASTER_KEY: MASTER_KEY, CHAINGATE_CONFIG: configFile, CHAINGATE_PORT: String(options.port ?? 0), CHAINGATE_METRICS_PORT: '0', CHAINGATE_LOG_LEVEL: 'info' };
 
     if (!databaseUrl.startsWith('sqlite:')) await runOk(['migrate'], env);
     // Deposits from the public Hardhat phrase, far past the funded accounts (never send real funds there).
@@ -227,6 +231,7 @@ export async function startDevnet(options: Options): Promise<Devnet> {
       databaseUrl,
       dir,
       webhookReceiver: `${receiverUrl}/hooks`,
+      env: { CHAINGATE_DATABASE_URL: databaseUrl, CHAINGATE_MASTER_KEY: MASTER_KEY, CHAINGATE_CONFIG: configFile },
     };
     const opened = await openInvoice(state, `${receiverUrl}/return`);
     Object.assign(state, opened);

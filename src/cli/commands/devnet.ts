@@ -5,15 +5,22 @@ import { emit } from '../output.ts';
 // `chaingate devnet` and `chaingate devnet pay`: docs/devnet.md. Loaded only when invoked (it needs
 // the Hardhat node from the development install).
 
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!/^\d{1,5}$/.test(value) || port < 1 || port > 65_535) throw new UsageError('--port must be a port number from 1 to 65535');
+  return port;
+}
+
 export function devnetCommand(): Command {
   const cmd = new Command('devnet')
     .description('a complete local shop to try chaingate: a Hardhat chain, serve, an indexer, a merchant, a fresh invoice (until Ctrl-C)')
     .option('--database-url <url>', 'use this database (e.g. postgres://…) instead of a throwaway SQLite file')
+    .option('--port <n>', 'serve the shop on this port (default: any free port)', parsePort)
     .option('--json', 'print the connection details as one JSON object')
-    .action(async (opts: { databaseUrl?: string; json?: boolean }) => {
+    .action(async (opts: { databaseUrl?: string; port?: number; json?: boolean }) => {
       const { startDevnet } = await import('../../devnet/devnet.ts');
       if (!opts.json) process.stdout.write('starting the devnet: Hardhat chain, contracts, serve, indexer…\n');
-      const devnet = await startDevnet({ databaseUrl: opts.databaseUrl, print: (line) => process.stdout.write(`${opts.json ? JSON.stringify({ event: line }) : line}\n`) });
+      const devnet = await startDevnet({ databaseUrl: opts.databaseUrl, port: opts.port, print: (line) => process.stdout.write(`${opts.json ? JSON.stringify({ event: line }) : line}\n`) });
       const s = devnet.state;
       // --json: the connection details as one JSON object on one line (webhook events follow as lines of their own).
       if (opts.json) process.stdout.write(`${JSON.stringify(s)}\n`);
@@ -32,6 +39,7 @@ export function devnetCommand(): Command {
           `  buyer         ${s.buyer.address}   key ${s.buyer.privateKey}`,
           `  USDT / USDC   ${s.tokens.USDT} / ${s.tokens.USDC}`,
           `  database      ${s.databaseUrl}   logs in ${s.dir}`,
+          `  inspect it    ${Object.entries(s.env).map(([k, v]) => `${k}=${v}`).join(' ')} ./bin/chaingate status`,
           `  webhooks      verified and printed below as they arrive`,
           '',
         ].join('\n')

@@ -89,7 +89,7 @@ export function merchantCommand(): Command {
       await withCommon(async (common) => {
         const views = (await listMerchants(common.db.em())).map(merchantView);
         emit(opts.json, views, () => table(views.map((v) => ({ ...v, apiKey: `${v.apiKey.slice(0, 8)}…` })), ['id', 'name', 'active', 'apiKey', 'webhookUrl']));
-      });
+      }, { readOnly: true });
     });
 
   cmd
@@ -101,7 +101,7 @@ export function merchantCommand(): Command {
       await withCommon(async (common) => {
         const view = merchantView(await getMerchantOrThrow(common.db.em(), id));
         emit(opts.json, view, () => keyValues({ ...view }));
-      });
+      }, { readOnly: true });
     });
 
   cmd

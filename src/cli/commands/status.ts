@@ -78,7 +78,7 @@ function endpoints(registry: ResolvedRegistry): (chain: string, network: string)
 export function statusCommand(): Command {
   return new Command('status')
     .description('what the gateway is doing: payments, pools, indexers (running, block, last write), webhook backlog, and which chains buyers are offered (and why not)')
-    .option('--watch [seconds]', 'redraw every few seconds (default 5) until interrupted')
+    .option('--watch [seconds]', 'redraw every few seconds until interrupted (default: 5)')
     .option('--json', 'machine-readable output')
     .action(async (opts: { watch?: boolean | string; json?: boolean }) => {
       const every = opts.watch === undefined ? 0 : opts.watch === true ? 5 : Number(opts.watch);
@@ -112,6 +112,6 @@ export function statusCommand(): Command {
           else process.stdout.write(`\x1b[2J\x1b[H${renderStatus(report)}\n`);
           for (let waited = 0; waited < every * 1000 && !stop; waited += 200) await new Promise((r) => setTimeout(r, 200));
         }
-      });
+      }, { readOnly: true });
     });
 }

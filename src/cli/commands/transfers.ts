@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { ObservedTransfer } from '../../db/entities/observed-transfer.entity.ts';
 import { withCommon } from '../context.ts';
+import { parseLimit } from '../options.ts';
 import { emit, table } from '../output.ts';
 
 export function transfersCommand(): Command {
@@ -10,14 +11,14 @@ export function transfersCommand(): Command {
     .description('observed transfers, newest first; --unmatched shows only those not credited (late, extra, wrong coin, unmatched)')
     .option('--unmatched', 'only transfers that were not credited to a payment (manual reconciliation)')
     .option('--chain <slug>', 'only this chain')
-    .option('--limit <n>', 'at most this many rows', '100')
+    .option('--limit <n>', 'at most this many transfers', parseLimit, 100)
     .option('--json', 'machine-readable output')
-    .action(async (opts: { unmatched?: boolean; chain?: string; limit: string; json?: boolean }) => {
+    .action(async (opts: { unmatched?: boolean; chain?: string; limit: number; json?: boolean }) => {
       await withCommon(async (common) => {
         const where: Record<string, unknown> = {};
         if (opts.unmatched) where.status = { $in: ['UNMATCHED', 'LATE', 'EXTRA', 'NOT_CREDITED'] };
         if (opts.chain) where.chain = opts.chain;
-        const rows = await common.db.em().find(ObservedTransfer, where, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: Math.min(Number(opts.limit) || 100, 10_000) });
+        const rows = await common.db.em().find(ObservedTransfer, where, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: opts.limit });
         const out = rows.map((t) => ({
           id: t.id,
           chain: t.chain,
@@ -34,7 +35,7 @@ export function transfersCommand(): Command {
           createdAt: t.createdAt.toISOString(),
         }));
         emit(opts.json, out, () => table(out, ['chain', 'network', 'status', 'txHash', 'logIndex', 'amount', 'paymentId', 'note']));
-      });
+      }, { readOnly: true });
     });
   return cmd;
 }

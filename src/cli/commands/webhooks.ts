@@ -3,18 +3,13 @@ import { createPing, listEvents, replayEvent, replayFailed, type EventView } fro
 import { createWebhookSender } from '../../daemon/webhooks/sender.ts';
 import { UsageError } from '../../domain/errors.ts';
 import { openCommon, withCommon } from '../context.ts';
+import { parseLimit } from '../options.ts';
 import { emit, keyValues, table } from '../output.ts';
 
 function parseIso(value: string): Date {
   const d = new Date(value);
   if (!/^\d{4}-\d\d-\d\d/.test(value) || Number.isNaN(d.getTime())) throw new UsageError(`--since ${JSON.stringify(value)} is not an ISO 8601 time (e.g. 2026-11-21T00:00:00Z)`);
   return d;
-}
-
-function parseLimit(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 10_000) throw new UsageError('--limit must be a whole number from 1 to 10000');
-  return n;
 }
 
 function humanEvents(events: EventView[]): string {
@@ -46,13 +41,13 @@ export function webhooksCommand(): Command {
     .option('--merchant <id>', 'only this merchant point')
     .option('--failed', 'only events whose latest delivery gave up')
     .option('--since <iso>', 'only events created at or after this time', parseIso)
-    .option('--limit <n>', 'at most this many events (default 50)', parseLimit)
+    .option('--limit <n>', 'at most this many events', parseLimit, 50)
     .option('--json', 'machine-readable output, with every attempt')
-    .action(async (opts: { merchant?: string; failed?: boolean; since?: Date; limit?: number; json?: boolean }) => {
+    .action(async (opts: { merchant?: string; failed?: boolean; since?: Date; limit: number; json?: boolean }) => {
       await withCommon(async (common) => {
-        const events = await listEvents(common.db, { merchantId: opts.merchant, failed: opts.failed, since: opts.since, limit: opts.limit ?? 50 });
+        const events = await listEvents(common.db, { merchantId: opts.merchant, failed: opts.failed, since: opts.since, limit: opts.limit });
         emit(opts.json, events, () => humanEvents(events));
-      });
+      }, { readOnly: true });
     });
 
   cmd
