@@ -1,4 +1,6 @@
+import { QueryOrder } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/sql';
+import { WalletAddress, type WalletStatus } from './entities/wallet-address.entity.ts';
 import type { Database, Dialect } from './orm.ts';
 import type { NativeSqlite } from './native-sqlite.ts';
 import { rawQuery, readRow, toDb } from './raw-sql.ts';
@@ -84,6 +86,38 @@ export async function countFree(em: EntityManager, pool: { chain: string; isTest
     [pool.chain, pool.isTestnet],
   );
   return Number(rows[0]?.n ?? 0);
+}
+
+export interface PoolAddress {
+  /** Child index `0/i` under the account key; null for an address from a list file. */
+  index: number | null;
+  address: string;
+  status: WalletStatus;
+  paymentId: string | null;
+  leasedAt: Date | null;
+  /** Fingerprint of the account key, or "file". */
+  source: string;
+}
+
+/**
+ * One page of a pool's addresses: by derivation index, then (list-file addresses, which have none)
+ * in the order they were seeded. `offset` counts rows of that order; `total` is the pool's size.
+ */
+export async function listPoolAddresses(
+  em: EntityManager,
+  pool: { chain: string; isTestnet: boolean },
+  page: { offset: number; limit: number },
+): Promise<{ total: number; addresses: PoolAddress[] }> {
+  const where = { chain: pool.chain, isTestnet: pool.isTestnet };
+  const [rows, total] = await em.findAndCount(WalletAddress, where, {
+    orderBy: { derivationIndex: QueryOrder.ASC_NULLS_LAST, createdAt: QueryOrder.ASC, id: QueryOrder.ASC },
+    offset: page.offset,
+    limit: page.limit,
+  });
+  return {
+    total,
+    addresses: rows.map((r) => ({ index: r.derivationIndex ?? null, address: r.address, status: r.status, paymentId: r.paymentId ?? null, leasedAt: r.leasedAt ?? null, source: r.source })),
+  };
 }
 
 export interface SeedEntry {

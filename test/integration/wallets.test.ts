@@ -28,7 +28,18 @@ describe('chaingate wallets CLI', () => {
     const { env } = workspace(t);
     const first = await runCli(['wallets', 'seed', '--chain', 'ethereum', '--xpub', EVM_ACCOUNT_XPUB, '--count', '5', '--json'], env);
     assert.equal(first.code, 0, first.stderr);
-    assert.deepEqual(JSON.parse(first.stdout), { chain: 'ethereum', network: 'MAINNET', isTestnet: false, source: JSON.parse(first.stdout).source, start: 0, added: 5, skipped: 0, free: 5 });
+    assert.deepEqual(JSON.parse(first.stdout), {
+      chain: 'ethereum',
+      network: 'MAINNET',
+      isTestnet: false,
+      source: JSON.parse(first.stdout).source,
+      start: 0,
+      added: 5,
+      skipped: 0,
+      free: 5,
+      first: { index: 0, path: "m/44'/60'/0'/0/0", address: '0x9858EfFD232B4033E47d90003D41EC34EcaEda94' },
+      last: { index: 4, path: "m/44'/60'/0'/0/4", address: '0x51cA8ff9f1C0a99f88E86B8112eA3237F55374cA' },
+    });
     const next = JSON.parse((await runCli(['wallets', 'seed', '--chain', 'ethereum', '--xpub', EVM_ACCOUNT_XPUB, '--count', '3', '--json'], env)).stdout);
     assert.deepEqual([next.start, next.added, next.free], [5, 3, 8]);
     const again = JSON.parse((await runCli(['wallets', 'seed', '--chain', 'ethereum', '--xpub', EVM_ACCOUNT_XPUB, '--count', '2', '--start', '0', '--json'], env)).stdout);

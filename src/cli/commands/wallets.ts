@@ -7,9 +7,11 @@ import { CHAIN_SLUGS, isChainSlug } from '../../chains/slugs.ts';
 import { InvalidAddressError, type AddressScript } from '../../chains/family-addresses.ts';
 import { validateAddress } from '../../chains/validate-address.ts';
 import { UsageError } from '../../domain/errors.ts';
-import { addToPool, countFree, countPools, nextDerivationIndex, type SeedEntry } from '../../db/wallet-pool.ts';
+import { addToPool, countFree, countPools, listPoolAddresses, nextDerivationIndex, type SeedEntry } from '../../db/wallet-pool.ts';
+import { receivePath } from '../../chains/derivation-path.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { withCommon } from '../context.ts';
+import { parseLimit } from '../options.ts';
 import { emit, table } from '../output.ts';
 
 function parseChain(value: string): string {
@@ -103,26 +105,67 @@ export function walletsCommand(): Command {
         if (common.db.dialect === 'postgresql' && result.added > 0) await common.db.em().execute('analyze wallet_address');
         const skipped = result.skipped + (entries.length - unique.length);
         const free = await countFree(common.db.em(), pool);
-        const out = { chain: network.chain, network: network.network, isTestnet: network.testnet, source, start, added: result.added, skipped, free };
+        // The first and last address of the batch with their paths, to compare with the wallet before
+        // the pool is published (docs/wallets.md).
+        const xpub = opts.xpub;
+        const ends = [entries[0]!, entries.at(-1)!].map((e) => ({
+          index: e.index,
+          path: xpub && e.index !== null ? receivePath({ xpub, family: network.family, testnet: network.testnet, index: e.index, address: e.address }) : null,
+          address: e.address,
+        }));
+        const [first, last] = ends as [(typeof ends)[0], (typeof ends)[0]];
+        const out = { chain: network.chain, network: network.network, isTestnet: network.testnet, source, start, added: result.added, skipped, free, first, last };
         common.log.info({ chain: out.chain, network: out.network, added: out.added, skipped, free }, 'seeded wallet pool');
-        emit(opts.json, out, () => `${out.chain} ${out.network}: added ${out.added}, skipped ${skipped} already present, ${free} free now`);
+        emit(opts.json, out, () =>
+          [
+            `${out.chain} ${out.network}: added ${out.added}, skipped ${skipped} already present, ${free} free now`,
+            table([{ '': 'first', ...first }, { '': 'last', ...last }], ['', ...(first.path ? ['path'] : []), 'address']),
+          ].join('\n'),
+        );
       });
     });
 
   cmd
     .command('list')
-    .description('free / leased / total addresses per chain and network')
+    .description('free / leased / total addresses per chain and network; with --addresses, the addresses of one pool')
     .option('--chain <slug>', 'only this chain', parseChain)
+    .option('--addresses', "list the pool's addresses with index, path and status (needs --chain)")
+    .option('--testnet', "with --addresses: the chain's testnet pool")
+    .option('--from <n>', 'with --addresses: skip the first n addresses', parseCount('--from'), 0)
+    .option('--limit <n>', 'with --addresses: at most this many addresses', parseLimit, 20)
     .option('--json', 'machine-readable output')
-    .action(async (opts: { chain?: string; json?: boolean }) => {
+    .action(async (opts: { chain?: string; addresses?: boolean; testnet?: boolean; from: number; limit: number; json?: boolean }, command: Command) => {
+      const given = (name: string) => command.getOptionValueSource(name) === 'cli';
+      if (!opts.addresses && (opts.testnet || given('from') || given('limit'))) throw new UsageError('--testnet, --from and --limit go with --addresses');
+      if (opts.addresses && !opts.chain) throw new UsageError('--addresses needs --chain SLUG (one pool at a time)');
       await withCommon(async (common) => {
         const registry = resolveRegistry(common.config.chains);
+        if (opts.addresses) {
+          const network = getNetwork(registry, opts.chain!, Boolean(opts.testnet));
+          const page = await listPoolAddresses(common.db.em(), { chain: network.chain, isTestnet: network.testnet }, { offset: opts.from, limit: opts.limit });
+          const rows = page.addresses.map((a) => ({
+            chain: network.chain,
+            network: network.network,
+            index: a.index,
+            // The account key is not stored, only its fingerprint: the path below it.
+            path: a.index === null ? null : `key/0/${a.index}`,
+            address: a.address,
+            status: a.status,
+            paymentId: a.paymentId,
+            leasedAt: a.leasedAt?.toISOString() ?? null,
+            key: a.source,
+          }));
+          const shown = rows.length ? `addresses ${opts.from + 1}–${opts.from + rows.length} of ${page.total}` : `no addresses from ${opts.from + 1} on (the pool holds ${page.total})`;
+          const more = opts.from + rows.length < page.total ? `; more with --from ${opts.from + rows.length}` : '';
+          emit(opts.json, rows, () => `${network.chain} ${network.network}: ${shown}${more}\n${table(rows, ['index', 'path', 'address', 'status', 'paymentId', 'key'])}`);
+          return;
+        }
         const rows = (await countPools(common.db.em(), opts.chain)).map((r) => ({
           ...r,
           network: getNetwork(registry, r.chain, r.isTestnet).network,
         }));
         emit(opts.json, rows, () => table(rows, ['chain', 'network', 'free', 'leased', 'total']));
-      });
+      }, { readOnly: true });
     });
   return cmd;
 }

@@ -1,0 +1,27 @@
+import { parseExtendedPublicKey } from './key-material.ts';
+import type { ChainFamily } from './registry.ts';
+
+// The path a wallet shows for a derived deposit address, so an operator can check the pool against
+// the wallet before publishing it. An account key records its depth and its own (hardened) index,
+// not the purpose and coin above it: those are the standard ones for the address's kind (BIP44 coin
+// types 60 and 195, BIP84 native segwit, BIP86 taproot, coin type 1' on bitcoin's test networks).
+
+const HARDENED = 0x8000_0000;
+
+function purposeAndCoin(family: ChainFamily, testnet: boolean, address: string): string | null {
+  if (family === 'evm') return "44'/60'";
+  if (family === 'tron') return "44'/195'";
+  if (family === 'bitcoin') return `${/^(bc|tb|bcrt)1p/i.test(address) ? 86 : 84}'/${testnet ? 1 : 0}'`;
+  return null;
+}
+
+/**
+ * `m/44'/60'/0'/0/7` for child 7 of an account key at depth 3, or `key/0/7` (child 0/7 below the
+ * given key) when the key is not an account-level one and its full path cannot be told.
+ */
+export function receivePath(input: { xpub: string; family: ChainFamily; testnet: boolean; index: number; address: string }): string {
+  const { node } = parseExtendedPublicKey(input.xpub);
+  const head = purposeAndCoin(input.family, input.testnet, input.address);
+  if (head === null || node.depth !== 3 || node.index < HARDENED) return `key/0/${input.index}`;
+  return `m/${head}/${node.index - HARDENED}'/0/${input.index}`;
+}
