@@ -24,8 +24,13 @@ export const networkOverrideSchema = z.strictObject({
   startMargin: z.int().min(0).optional(),
   /** How often the indexer asks for the tip, when it should be more often than the block time (bitcoin). */
   pollMs: z.int().min(1000).max(600_000).optional(),
-  /** bitcoin testnet only: which test network (addresses bcrt1… on REGTEST). */
-  network: z.enum(['TESTNET4', 'SIGNET', 'REGTEST']).optional(),
+  /**
+   * testnet only: which test network. bitcoin: TESTNET4, SIGNET or REGTEST (addresses bcrt1… on
+   * REGTEST). EVM: DEVNET, a local development chain of your own (the devnet's Hardhat node).
+   */
+  network: z.enum(['TESTNET4', 'SIGNET', 'REGTEST', 'DEVNET']).optional(),
+  /** EVM DEVNET only: the local chain's own id (Hardhat's is 31337). */
+  chainId: z.int().min(1).max(2 ** 53 - 1).optional(),
   /** bitcoin only: read blocks from an Esplora API (default) or a Bitcoin Core node's JSON-RPC. */
   source: z.enum(['esplora', 'core']).optional(),
   /** solana only: read every block (`blocks`) or the history of each open deposit (`addresses`). */

@@ -122,8 +122,18 @@ function resolveNetwork(
     }
   };
 
-  if (override.network !== undefined && (chain.family !== 'bitcoin' || !testnet)) {
-    throw new UsageError(`${at}.network: only bitcoin's testnet has variants (TESTNET4, SIGNET, REGTEST)`);
+  const devnet = override.network === 'DEVNET';
+  if (override.network !== undefined && !testnet) {
+    throw new UsageError(`${at}.network: a mainnet is MAINNET; only testnets have variants (bitcoin: TESTNET4, SIGNET, REGTEST; EVM: DEVNET)`);
+  }
+  if (override.network !== undefined && (devnet ? chain.family !== 'evm' : chain.family !== 'bitcoin')) {
+    throw new UsageError(`${at}.network: ${override.network} is ${devnet ? 'a local EVM chain' : "one of bitcoin's test networks"}; ${slug}'s testnet ${chain.family === 'bitcoin' ? 'takes TESTNET4, SIGNET or REGTEST' : chain.family === 'evm' ? 'takes DEVNET' : 'has no variants'}`);
+  }
+  if (devnet && override.rpcUrl === undefined) {
+    throw new UsageError(`${at}.rpcUrl: required with network: DEVNET (the local node's URL, e.g. http://127.0.0.1:8545)`);
+  }
+  if (override.chainId !== undefined && !devnet) {
+    throw new UsageError(`${at}.chainId: only a local chain (network: DEVNET) has an id of its own; ${chain.name}'s ${kind} is ${defaults.chainId ?? 'not an EVM chain'}`);
   }
   if ((override.mode !== undefined || override.concurrency !== undefined) && chain.family !== 'solana') {
     throw new UsageError(`${at}.${override.mode !== undefined ? 'mode' : 'concurrency'}: only solana has read modes`);
@@ -144,13 +154,15 @@ function resolveNetwork(
     testnet,
     enabled,
     network: override.network ?? defaults.network,
-    chainId: defaults.chainId,
+    // A DEVNET is a local chain: its own id (Hardhat's 31337 unless set), never the public testnet's.
+    chainId: devnet ? (override.chainId ?? 31_337) : defaults.chainId,
     label: override.label ?? (override.network && override.network !== defaults.network ? `${chain.name} ${override.network.toLowerCase()}` : defaults.label),
     blockTimeMs: override.blockTimeMs ?? defaults.blockTimeMs,
     rpcUrl: override.rpcUrl ?? defaults.rpcUrl,
     requiredConfirmations,
     native: chain.native,
-    tokens: resolveTokens(at, chain, defaults, override, (key, value) => address(key, value, 'contract')),
+    // A local chain has none of the public testnet's token contracts: only those the config names.
+    tokens: resolveTokens(at, chain, devnet ? { ...defaults, tokens: {} } : defaults, override, (key, value) => address(key, value, 'contract')),
     paymentContract:
       override.paymentContract === undefined ? null : address('paymentContract', override.paymentContract, 'contract'),
     treasury: override.treasury === undefined ? null : address('treasury', override.treasury, 'deposit'),

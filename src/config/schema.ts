@@ -57,6 +57,11 @@ export const configSchema = z.strictObject({
     indexerStaleAfterSeconds: z.int().min(10).max(86_400).nullable(),
     /** How long one availability answer (pool counts, indexer reports, prices) is reused, in ms. */
     availabilityCacheMs: z.int().min(0).max(60_000),
+    /**
+     * A test deployment: the buyer surface offers each chain's testnet instead of its mainnet (marked
+     * as a test network on the page), and the gateway checkout's `testnet` defaults to true.
+     */
+    offerTestnets: z.boolean(),
   }),
   /** Prometheus metrics on their own listener (docs/operations.md#metrics-and-health), not the public one. */
   metrics: z.strictObject({

@@ -1,4 +1,4 @@
-import { availableCurrencies, pollIntervalMs, type AvailableCurrencies, type MerchantChoices, type ResolvedNetwork, type ResolvedRegistry } from '../chains/registry.ts';
+import { availableCurrencies, pollIntervalMs, type AvailableCurrencies, type MerchantChoices, type ResolvedChain, type ResolvedNetwork, type ResolvedRegistry } from '../chains/registry.ts';
 import { CHAIN_SLUGS } from '../chains/slugs.ts';
 import type { Config } from '../config/schema.ts';
 import { IndexerCursor, NO_BLOCK_YET } from '../db/entities/indexer-cursor.entity.ts';
@@ -12,7 +12,8 @@ import type { RateSource } from '../domain/rate-source.ts';
 // "Offer only what can work" (docs/checkout.md#what-is-offered): a chain and coin are offered to a
 // buyer only when the chain's pool has a free deposit address, its indexer has reported recently,
 // and a price can be made for the coin in the invoice's currency. Computed from one grouped pool
-// count and one read of the indexer cursors, reused for checkout.availabilityCacheMs.
+// count and one read of the indexer cursors, reused for checkout.availabilityCacheMs. The network a
+// buyer is offered is each chain's mainnet, or its testnet on a test deployment (offerTestnets).
 
 export type NotOfferedCode = 'NO_FREE_ADDRESS' | 'INDEXER_NEVER_REPORTED' | 'INDEXER_STALE' | 'NO_PRICE';
 
@@ -40,6 +41,15 @@ export interface HealthSnapshot {
   free: ReadonlyMap<string, number>;
   /** Per `${chain}:${network}`. */
   cursors: ReadonlyMap<string, CursorHealth>;
+}
+
+/**
+ * The network of a chain that buyers are offered: its mainnet, or on a test deployment
+ * (checkout.offerTestnets) its testnet. The buyer surface has no testnet selector (spec), so a
+ * deployment offers one or the other, never both.
+ */
+export function buyerNetwork(chain: ResolvedChain, config: Pick<Config, 'checkout'>): ResolvedNetwork {
+  return config.checkout.offerTestnets ? chain.testnet : chain.mainnet;
 }
 
 const poolKey = (n: Pick<ResolvedNetwork, 'chain' | 'testnet'>) => `${n.chain}:${n.testnet}`;
@@ -146,8 +156,9 @@ export function referenceFiats(pricing: Config['pricing']): string[] {
 }
 
 /**
- * Every enabled chain's mainnet, and the testnets that have a pool or an indexer, with whether a
- * buyer is offered it and why not. Coins count as priced when any reference fiat prices them.
+ * Every enabled chain's buyer network (its mainnet, or its testnet with checkout.offerTestnets), and
+ * its other network when that has a pool or an indexer, with whether a checkout there can work and
+ * why not. Coins count as priced when any reference fiat prices them.
  */
 export async function offerReport(ctx: AvailabilityContext, now = new Date(), health?: HealthSnapshot): Promise<NetworkOffer[]> {
   const snapshot = health ?? (await readHealth(ctx.db, now));
@@ -156,9 +167,10 @@ export async function offerReport(ctx: AvailabilityContext, now = new Date(), he
   for (const slug of CHAIN_SLUGS) {
     const chain = ctx.registry.chains[slug];
     if (!chain.enabled) continue;
+    const offeredToBuyers = buyerNetwork(chain, ctx.config);
     for (const network of [chain.mainnet, chain.testnet]) {
       const used = snapshot.free.has(poolKey(network)) || snapshot.cursors.has(cursorKey(network.chain, network.network));
-      if (network.testnet && !used) continue;
+      if (network !== offeredToBuyers && !used) continue;
       const symbols = network.tokens.map((t) => t.symbol);
       const priced = new Set<string>();
       for (const fiat of fiats) for (const s of await pricedCoins(ctx.rates, ctx.config.pricing.mode, fiat, symbols)) priced.add(s);
@@ -184,7 +196,7 @@ export async function offerReport(ctx: AvailabilityContext, now = new Date(), he
 
 /** The per-daemon service: cached snapshots, the public offer, and the checkout gate. */
 export interface Availability {
-  /** What a buyer of an invoice in `fiat` is offered (mainnet), narrowed by the merchant's choices. */
+  /** What a buyer of an invoice in `fiat` is offered (on the buyer networks), narrowed by the merchant's choices. */
   offered(choices: MerchantChoices, fiat: string, now?: Date): Eventually<AvailableCurrencies>;
   /** Throws SERVICE_UNAVAILABLE when the network's indexer is not reporting; reads its cursor afresh. */
   assertIndexed(network: ResolvedNetwork, now?: Date): Promise<void>;
@@ -200,7 +212,8 @@ export function createAvailability(ctx: AvailabilityContext): Availability {
   let cached: { until: number; snapshot: Promise<HealthSnapshot> } | null = null;
   const prices = new Map<string, { until: number; coins: Promise<Set<string>> }>();
   const answers = new Map<string, { snapshot: Promise<HealthSnapshot>; coins: Promise<Set<string>>; answer: AvailableCurrencies }>();
-  const allSymbols = [...new Set(CHAIN_SLUGS.flatMap((s) => ctx.registry.chains[s].mainnet.tokens.map((t) => t.symbol)))];
+  const testnets = ctx.config.checkout.offerTestnets;
+  const allSymbols = [...new Set(CHAIN_SLUGS.flatMap((s) => buyerNetwork(ctx.registry.chains[s], ctx.config).tokens.map((t) => t.symbol)))];
 
   const health = (now: Date): Promise<HealthSnapshot> => {
     if (cached && cached.until > Date.now()) return cached.snapshot;
@@ -221,12 +234,12 @@ export function createAvailability(ctx: AvailabilityContext): Availability {
 
   /** The offer computed from a snapshot and the priced coins, kept for the next reads. */
   const offer = async (choices: MerchantChoices, key: string, snapshotP: Promise<HealthSnapshot>, coinsP: Promise<Set<string>>): Promise<AvailableCurrencies> => {
-    const base = availableCurrencies(ctx.registry, choices, false);
+    const base = availableCurrencies(ctx.registry, choices, testnets);
     const [snapshot, coins] = await Promise.all([snapshotP, coinsP]);
     const availableBlockchains: string[] = [];
     const currencies: Record<string, string[]> = {};
     for (const slug of base.availableBlockchains) {
-      const network = ctx.registry.chains[slug as keyof ResolvedRegistry['chains']].mainnet;
+      const network = buyerNetwork(ctx.registry.chains[slug as keyof ResolvedRegistry['chains']], ctx.config);
       if (networkProblems(network, snapshot, ctx.config).length > 0) continue;
       const symbols = (base.availableCurrencies[slug] ?? []).filter((s) => coins.has(s));
       if (symbols.length === 0) continue;

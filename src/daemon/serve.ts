@@ -151,7 +151,7 @@ export async function startDaemon(common: Common, options: { schedule?: boolean;
   const { config, log, db } = common;
   // Another process's write lock is waited for between attempts, never by sleeping on the event loop.
   await sleepOnLocks(db, false);
-  const metrics = config.metrics.enabled ? createDaemonMetrics(db) : null;
+  const metrics = config.metrics.enabled ? createDaemonMetrics(db, deps.registry) : null;
   const app = await buildDaemonApp(deps, metrics ?? undefined);
   let draining = false;
   // What start-up opened, closed again in reverse order if a later step fails.

@@ -14,24 +14,25 @@ import { verifyWebhook } from '../sdk/verify-webhook.ts';
 import { deployFixtures } from './evm-fixtures.ts';
 import { HARDHAT_MNEMONIC, startHardhatNode, type HardhatNode } from './hardhat-node.ts';
 
-// `chaingate devnet`: a whole local shop in one command. A Hardhat chain (posing as ethereum's
-// testnet, chain id 11155111, labelled "Ethereum devnet (local)", a block a second), the test
-// tokens and the payment contract; `serve` and `index ethereum --testnet` as the real separate
-// processes on a throwaway SQLite database; pools seeded from the public Hardhat phrase; a demo
-// merchant whose webhooks go to a receiver here that verifies each signature and prints the event;
-// and a fresh invoice, checked out, whose page is ready to open. `chaingate devnet pay` plays the
-// buyer. Never a real chain, never real funds.
+// `chaingate devnet`: a whole local shop in one command. A Hardhat chain in ethereum's testnet slot,
+// named for what it is everywhere (network DEVNET, Hardhat's chain id 31337, "Ethereum devnet
+// (local)"; a block a second), the test tokens and the payment contract; `serve` (a test
+// deployment: checkout.offerTestnets) and `index ethereum --testnet` as the real separate processes
+// on a throwaway SQLite database; pools seeded from the public Hardhat phrase; a demo merchant whose
+// webhooks go to a receiver here that verifies each signature and prints the event; and a fresh
+// invoice whose page offers the devnet's coins. `chaingate devnet pay` plays the buyer. Never a real
+// chain, never real funds.
 
 const BIN = fileURLToPath(new URL('../../bin/chaingate', import.meta.url));
 const STATE_FILE = resolve('data', 'devnet.json');
-const CHAIN_ID = 11_155_111;
+/** Hardhat's own chain id: a wallet pointed at it reaches this node, never a public network. */
+const CHAIN_ID = 31_337;
 const MASTER_KEY = 'de'.repeat(32);
 
 export interface DevnetState {
   baseUrl: string;
   checkoutUrl: string;
   invoiceId: string;
-  paymentId: string;
   merchant: { id: string; apiKey: string; apiSecret: string };
   rpcUrl: string;
   chainId: number;
@@ -184,12 +185,17 @@ export async function startDevnet(options: Options): Promise<Devnet> {
       chains: Object.fromEntries(
         ['polygon', 'bsc', 'arbitrum', 'optimism', 'base', 'avalanche', 'bitcoin', 'tron', 'solana', 'ton'].map((c) => [c, { enabled: false }]),
       ),
+      // A test deployment: buyers are offered the devnet chain (and the gateway's `testnet` defaults
+      // to true), so the page and every example of docs/api.md work here as written.
+      checkout: { offerTestnets: true },
       webhooks: { allowPrivateNetworks: true, retryScheduleSeconds: [1, 5, 30] },
       rateLimit: { enabled: false },
       indexer: { minPollMs: 500 },
     } as Record<string, unknown>;
     (config.chains as Record<string, unknown>).ethereum = {
       testnet: {
+        network: 'DEVNET',
+        chainId: CHAIN_ID,
         rpcUrl: node.url,
         label: 'Ethereum devnet (local)',
         blockTimeMs: 1000,
@@ -221,7 +227,6 @@ export async function startDevnet(options: Options): Promise<Devnet> {
       baseUrl,
       checkoutUrl: '',
       invoiceId: '',
-      paymentId: '',
       merchant,
       rpcUrl: node.url,
       chainId: CHAIN_ID,
@@ -256,11 +261,10 @@ function stopChild(child: ChildProcess): Promise<void> {
   });
 }
 
-/** A fresh invoice, checked out on the devnet chain in USDT: its page shows the deposit at once. */
-export async function openInvoice(state: Pick<DevnetState, 'baseUrl' | 'merchant'>, returnUrl: string, token = 'USDT') {
+/** A fresh invoice, not checked out: its page lets the buyer pick the coin, as a shop's would. */
+export async function openInvoice(state: Pick<DevnetState, 'baseUrl' | 'merchant'>, returnUrl: string) {
   const invoice = await signed(state, 'POST', '/api/v1/invoices', { orderId: `devnet-${randomBytes(4).toString('hex')}`, amount: '2500', currency: 'USD', description: 'Devnet test order', returnUrl });
-  const { payment } = (await signed(state, 'POST', `/api/v1/invoices/${invoice.id}/checkout`, { blockchain: 'ethereum', cryptoCurrency: token, testnet: true })) as unknown as { payment: { id: string } };
-  return { invoiceId: invoice.id, paymentId: payment.id, checkoutUrl: `${state.baseUrl}/i/${invoice.id}` };
+  return { invoiceId: invoice.id, checkoutUrl: `${state.baseUrl}/i/${invoice.id}` };
 }
 
 export function readState(file = STATE_FILE): DevnetState {

@@ -49,7 +49,7 @@ describe('metrics and health', () => {
     assert.equal(sample(text, 'chaingate_http_request_duration_seconds_bucket', { route: 'unmatched', method: 'GET', status: '404', le: '+Inf' }), 1);
     assert.ok((sample(text, 'chaingate_http_request_duration_seconds_count', { route: '/api/v1/invoices', method: 'POST', status: '201' }) ?? 0) >= 1);
     assert.equal(sample(text, 'chaingate_invoices', { status: 'OPEN' }), 1);
-    assert.equal(sample(text, 'chaingate_wallet_pool_free', { chain: 'ethereum', network: 'mainnet' }), 5);
+    assert.equal(sample(text, 'chaingate_wallet_pool_free', { chain: 'ethereum', network: 'MAINNET' }), 5, 'the network named as the indexer series name it');
     assert.equal(sample(text, 'chaingate_indexer_height', { chain: 'ethereum', network: 'MAINNET' }), 100);
     assert.equal(sample(text, 'chaingate_indexer_head', { chain: 'ethereum', network: 'MAINNET' }), 112);
     assert.equal(sample(text, 'chaingate_indexer_lag_blocks', { chain: 'ethereum', network: 'MAINNET' }), 12);

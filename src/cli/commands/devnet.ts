@@ -29,7 +29,7 @@ export function devnetCommand(): Command {
           '',
           `chaingate devnet is running (a local chain; never send real funds). Ctrl-C stops it.`,
           '',
-          `  open the payment page   ${s.checkoutUrl}`,
+          `  open the payment page   ${s.checkoutUrl}   (pick a coin on the Ethereum devnet)`,
           `  then play the buyer     chaingate devnet pay ${s.invoiceId}     (or: npm run devnet -- pay ${s.invoiceId})`,
           '',
           `  baseUrl       ${s.baseUrl}`,

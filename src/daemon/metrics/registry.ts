@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { IndexerCursor } from '../../db/entities/indexer-cursor.entity.ts';
+import type { ResolvedRegistry } from '../../chains/registry.ts';
 import type { Database } from '../../db/orm.ts';
 import { NO_BLOCK_YET } from '../../db/entities/indexer-cursor.entity.ts';
 import { countPools } from '../../db/wallet-pool.ts';
@@ -22,7 +23,13 @@ async function countBy(db: Database, table: 'invoice' | 'payment' | 'webhook_del
   return Object.fromEntries(rows.map((r) => [r.k, Number(r.n)]));
 }
 
-export function createDaemonMetrics(db: Database): DaemonMetrics {
+/** payment.network of a chain's mainnet or testnet; the slug's own word for a chain the registry does not know. */
+function networkName(chains: ResolvedRegistry, chain: string, testnet: boolean): string {
+  const known = (chains.chains as Record<string, ResolvedRegistry['chains'][keyof ResolvedRegistry['chains']] | undefined>)[chain];
+  return known ? (testnet ? known.testnet : known.mainnet).network : testnet ? 'TESTNET' : 'MAINNET';
+}
+
+export function createDaemonMetrics(db: Database, chains: ResolvedRegistry): DaemonMetrics {
   const registry = new Registry();
   const requests = registerRequestTable(registry, [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]);
   const limited = new Counter({ name: 'chaingate_rate_limited_total', help: 'Requests refused with 429 by route', labelNames: ['route'], registers: [registry] });
@@ -83,7 +90,8 @@ export function createDaemonMetrics(db: Database): DaemonMetrics {
     const due = t === null || t === undefined ? null : new Date(typeof t === 'string' && /^\d+$/.test(t) ? Number(t) : (t as string | number | Date)).getTime();
     oldestDue.set(due === null ? 0 : Math.max(0, (now - due) / 1000));
     poolFree.reset();
-    for (const p of pools) poolFree.set({ chain: p.chain, network: p.isTestnet ? 'testnet' : 'mainnet' }, p.free);
+    // Labelled with the network's name (MAINNET, SEPOLIA, DEVNET), as the indexer series are.
+    for (const p of pools) poolFree.set({ chain: p.chain, network: networkName(chains, p.chain, p.isTestnet) }, p.free);
     for (const g of [head, height, finalized, lagBlocks, lagSeconds, seen, up, failing, lastError]) g.reset();
     for (const c of cursors) {
       const l = { chain: c.chain, network: c.network };

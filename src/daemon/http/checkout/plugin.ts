@@ -91,7 +91,8 @@ export async function checkoutPlugin(app: FastifyInstance, deps: DaemonDeps): Pr
         merchantId: null,
         blockchain: body.blockchain,
         cryptoCurrency: body.cryptoCurrency,
-        testnet: false,
+        // No selector here (spec): the deployment's buyer network, a testnet only with checkout.offerTestnets.
+        testnet: config.checkout.offerTestnets,
         method: body.method,
         requireOffered: true,
       });

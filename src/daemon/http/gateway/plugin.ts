@@ -249,7 +249,7 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
       merchantId: merchantOf(req).id,
       blockchain: body.blockchain,
       cryptoCurrency: body.cryptoCurrency,
-      testnet: body.testnet,
+      testnet: body.testnet ?? config.checkout.offerTestnets,
       method: 'direct',
       requireMonitored: true,
     };

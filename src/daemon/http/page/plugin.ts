@@ -7,7 +7,7 @@ import { loadInvoice } from '../../../db/invoices.ts';
 import { loadPayment } from '../../../db/payments.ts';
 import { GatewayError } from '../../../domain/errors.ts';
 import { LIVE_PAYMENT_STATUSES } from '../../../domain/lifecycle.ts';
-import { availabilityOf } from '../../availability.ts';
+import { availabilityOf, buyerNetwork } from '../../availability.ts';
 import type { DaemonDeps } from '../../deps.ts';
 import { RouteTable } from '../app.ts';
 import { paymentUri } from '../checkout/payment-uri.ts';
@@ -116,6 +116,7 @@ export async function pagePlugin(app: FastifyInstance, deps: DaemonDeps, pagePat
       currency: invoice.currency,
       referenceId: invoice.referenceId,
       cancelUrl: invoice.cancelUrl ?? null,
+      banners: banners(deps.common.config),
       boot: {
         invoiceId: invoice.id,
         apiBase: API_BASE,
@@ -164,12 +165,20 @@ async function findInvoice(deps: DaemonDeps, id: string): Promise<Invoice | null
   return loadInvoice(deps.common.db, id, null).catch(notFoundAsNull);
 }
 
-type NetworkInfo = { name: string; label: string; family: string; chainId: number | null; pollMs: number; web3: boolean };
+/** What the page says above everything on a deployment that must never take real money. */
+function banners(config: Config): string[] {
+  const out: string[] = [];
+  if (config.checkout.offerTestnets) out.push(strings.testnetBanner);
+  return out;
+}
+
+type NetworkInfo = { name: string; label: string; testnet: boolean; family: string; chainId: number | null; pollMs: number; web3: boolean };
 
 function networkInfo(name: string, network: ResolvedNetwork): NetworkInfo {
   return {
     name,
     label: network.label,
+    testnet: network.testnet,
     family: network.family,
     chainId: network.chainId,
     // As often as the chain can change (its block time, at least every 5 s), but at least every 15 s.
@@ -179,8 +188,9 @@ function networkInfo(name: string, network: ResolvedNetwork): NetworkInfo {
 }
 
 /**
- * What page.js needs to know. `chains`: the chains the buyer is offered now (mainnet only on this
- * surface; the same list as the public read's availableBlockchains). `networks`: every network a
+ * What page.js needs to know. `chains`: the chains the buyer is offered now, each on the deployment's
+ * buyer network (mainnet, or the testnet with checkout.offerTestnets; the same list as the public
+ * read's availableBlockchains). `networks`: every network a
  * payment of this invoice can be on, keyed `${slug}:${payment.network}`, so a testnet payment (opened
  * through the gateway) is labelled, polled and paid on its own network, never on mainnet's.
  */
@@ -191,7 +201,7 @@ async function chainTable(deps: DaemonDeps, invoice: Invoice) {
   const chains: Record<string, NetworkInfo> = {};
   for (const slug of offered.availableBlockchains) {
     const chain = deps.registry.chains[slug as ChainSlug];
-    chains[slug] = networkInfo(chain.name, chain.mainnet);
+    chains[slug] = networkInfo(chain.name, buyerNetwork(chain, deps.common.config));
   }
   const networks: Record<string, NetworkInfo> = {};
   for (const slug of availableCurrencies(deps.registry, choices, false).availableBlockchains) {

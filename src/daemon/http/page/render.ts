@@ -22,6 +22,8 @@ export interface ShellInput {
   currency: string;
   referenceId: string;
   cancelUrl: string | null;
+  /** Notices shown above the card on every view (a demo, a test deployment); plain text. */
+  banners?: readonly string[];
   /** Serialised into a JSON data block for page.js (not executed, so CSP allows it). */
   boot: unknown;
 }
@@ -113,6 +115,7 @@ export function renderShell(input: ShellInput): string {
 <body>
 <div class="shell">
 ${topBar(s)}
+${(input.banners ?? []).map((text) => `<p class="banner" role="note" data-slot="banner">${ALERT_ICON}<span>${escapeHtml(text)}</span></p>`).join('\n')}
 <main class="card" id="main">
 <section class="summary" aria-labelledby="merchant-name">
 <p class="eyebrow">${fill(s.paidTo)}</p>
@@ -156,7 +159,7 @@ ${heading(fill(s.payTitle))}
 <p class="field-label" id="address-label">${fill(s.toAddress)}</p>
 <div class="copy-row"><code class="value address" data-slot="address"></code><button type="button" class="button copy" data-copy="address" aria-label="${fill(s.copyAddress)}">${fill(s.copy)}</button></div>
 </div>
-<p class="network-name"><span class="chain-dot" data-slot="chain-dot"></span><span data-slot="network-name"></span></p>
+<p class="network-name"><span class="chain-dot" data-slot="chain-dot"></span><span data-slot="network-name"></span> <span class="tag" data-slot="network-test" hidden>${fill(s.testNetwork)}</span></p>
 <a class="button secondary wallet-link" data-slot="uri" href="#" hidden>${fill(s.openInWallet)}</a>
 </div>
 </div>
@@ -175,7 +178,7 @@ ${heading(fill(s.walletTitle))}
 <p class="field-label">${fill(s.sendExactly)}</p>
 <p class="value amount" data-slot="wallet-amount"></p>
 </div>
-<p class="network-name"><span class="chain-dot" data-slot="wallet-chain-dot"></span><span data-slot="wallet-network-name"></span></p>
+<p class="network-name"><span class="chain-dot" data-slot="wallet-chain-dot"></span><span data-slot="wallet-network-name"></span> <span class="tag" data-slot="wallet-network-test" hidden>${fill(s.testNetwork)}</span></p>
 <p class="muted" data-slot="wallet-intro"></p>
 <div class="actions"><button type="button" class="button primary" data-slot="wallet-pay">${fill(s.walletConnect)}</button></div>
 <p class="status-line" data-slot="wallet-status" role="status"></p>

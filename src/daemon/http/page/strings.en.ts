@@ -13,6 +13,8 @@ export const strings = {
   noScript: 'This payment page needs JavaScript to show your deposit address. Please enable it and reload.',
   loading: 'Loading your payment…',
   cancel: 'Cancel and return to {merchant}',
+  testnetBanner: 'Test payments only — this checkout runs on test networks. Never send real funds.',
+  testNetwork: 'Test network',
 
   // Choosing a network and coin
   chooseTitle: 'How would you like to pay?',
@@ -21,7 +23,7 @@ export const strings = {
   continue: 'Show payment address',
   payWithWallet: 'Pay with browser wallet',
   invoiceExpiresIn: 'This invoice expires in {time}',
-  nothingAccepted: 'This merchant has not enabled any coins yet. Please contact them.',
+  nothingAccepted: 'No coin can be used for this payment right now. Please try again later or contact the merchant.',
   starting: 'Preparing your payment address…',
 
   // Paying to an address

@@ -22,6 +22,7 @@ const state = {
   pollTimer: 0,
   tickTimer: 0,
   invoiceTimer: 0,
+  choosePoll: 0,
   copy: { amount: '', address: '' },
   walletBusy: false,
   walletTx: null,
@@ -66,7 +67,7 @@ function formatDuration(ms) {
 }
 
 function chainInfo(slug) {
-  return boot.chains[slug] ?? { name: slug, label: slug, family: 'unknown', chainId: null, pollMs: 5000, web3: false };
+  return boot.chains[slug] ?? { name: slug, label: slug, testnet: false, family: 'unknown', chainId: null, pollMs: 5000, web3: false };
 }
 
 /** The network a payment is on (a testnet payment has its own label, block time and contract), never guessed from mainnet. */
@@ -113,6 +114,7 @@ function stopTimers() {
   clearTimeout(state.pollTimer);
   clearInterval(state.tickTimer);
   clearInterval(state.invoiceTimer);
+  clearTimeout(state.choosePoll);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -171,7 +173,7 @@ function selected(name) {
   return document.querySelector(`input[name="${name}"]:checked`)?.value ?? null;
 }
 
-function option(name, value, title, detail, badgeClass, badgeText) {
+function option(name, value, title, detail, badgeClass, badgeText, tag) {
   const label = el('label', 'option');
   const input = el('input');
   input.type = 'radio';
@@ -180,7 +182,9 @@ function option(name, value, title, detail, badgeClass, badgeText) {
   const badge = el('span', `badge ${badgeClass}`, badgeText);
   badge.setAttribute('aria-hidden', 'true');
   const text = el('span', 'option-text');
-  text.append(el('span', 'option-title', title));
+  const heading = el('span', 'option-title', title);
+  if (tag) heading.append(' ', el('span', 'tag', tag));
+  text.append(heading);
   if (detail) text.append(el('span', 'option-detail', detail));
   label.append(input, badge, text);
   return label;
@@ -193,14 +197,29 @@ function showChoose(focus) {
   if (!fieldset.querySelector('input')) {
     for (const slug of chains) {
       const info = chainInfo(slug);
-      fieldset.append(option('chain', slug, info.name, inv.availableCurrencies[slug].join(' · '), `chain-${slug}`, info.name.slice(0, 1)));
+      // A test network is named as it is ("Ethereum devnet (local)") and marked, never passed off as the chain's mainnet.
+      const title = info.testnet ? info.label : info.name;
+      fieldset.append(option('chain', slug, title, inv.availableCurrencies[slug].join(' · '), `chain-${slug}`, info.name.slice(0, 1), info.testnet ? S.testNetwork : null));
     }
     if (chains.length === 1) fieldset.querySelector('input').checked = true;
   }
   if (chains.length === 0) chooseError(S.nothingAccepted);
   renderCoins();
   startInvoiceTimer();
+  watchInvoice();
   show('choose', focus);
+}
+
+/** While the buyer chooses, a payment may be opened elsewhere (another tab, the merchant's server): follow it. */
+function watchInvoice() {
+  clearTimeout(state.choosePoll);
+  state.choosePoll = setTimeout(async () => {
+    if (state.view !== 'choose') return;
+    const res = await api('GET', `/invoices/${INVOICE}/status`);
+    if (state.view !== 'choose') return;
+    if (res.ok && res.data.status !== 'OPEN') return start(true);
+    watchInvoice();
+  }, 5000);
 }
 
 function renderCoins() {
@@ -254,6 +273,7 @@ async function checkout(method) {
   const cryptoCurrency = selected('coin');
   if (!blockchain || !cryptoCurrency) return;
   chooseError('');
+  clearTimeout(state.choosePoll);
   const buttons = [$('continue'), $('wallet-start')];
   for (const b of buttons) b.disabled = true;
   $('choose-form').setAttribute('aria-busy', 'true');
@@ -360,6 +380,7 @@ function showPay(p, focus) {
   // The payment's own network: a testnet payment says so ("Ethereum Sepolia"), never "mainnet".
   const label = chain.label;
   $('network-name').textContent = t('networkIs', { network: label });
+  $('network-test').hidden = !chain.testnet;
   $('network-warning').textContent = t('networkWarning', { coin: p.cryptoCurrency, network: label });
   if (state.view !== 'pay') startCountdown(p, 'pay-timer', 'pay-progress');
   show('pay', focus);
@@ -433,6 +454,7 @@ function showWallet(p, focus) {
   $('wallet-amount').textContent = `${p.amount} ${p.cryptoCurrency}`;
   $('wallet-chain-dot').className = `chain-dot chain-${p.blockchain}`;
   $('wallet-network-name').textContent = t('networkIs', { network: chain.label });
+  $('wallet-network-test').hidden = !chain.testnet;
   const steps = p.tokenAddress ? t('walletStepsToken', { amount: p.amount, coin: p.cryptoCurrency }) : S.walletStepsNative;
   $('wallet-intro').textContent = t('walletIntro', { steps });
   const button = $('wallet-pay');
