@@ -50,8 +50,19 @@ try {
     expiresInMinutes: 1440,
   });
   // No indexer runs in the demo: without this, no chain would be offered (docs/checkout.md#what-is-offered).
+  // The page says, on every view, that these addresses come from a public test phrase.
   const configFile = resolve(dirname(sqlitePath(url)), 'demo.yaml');
-  writeFileSync(configFile, '# npm run demo: no indexer runs, so chains are offered without one. Never in production.\ncheckout:\n  indexerStaleAfterSeconds: null\n');
+  writeFileSync(
+    configFile,
+    [
+      '# npm run demo: no indexer runs, so chains are offered without one; the addresses come from a public',
+      '# test phrase, so the page shows a "demo — test phrase, never pay" banner. Never in production.',
+      'checkout:',
+      '  indexerStaleAfterSeconds: null',
+      '  demoBanner: true',
+      '',
+    ].join('\n'),
+  );
   const shown = (path: string) => (relative(process.cwd(), path).startsWith('..') ? path : relative(process.cwd(), path));
   const base = common.config.server.checkoutPageUrl ?? `http://${common.config.server.host}:${common.config.server.port}`;
   process.stdout.write(

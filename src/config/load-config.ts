@@ -13,6 +13,7 @@ export const ENV_KEYS: Record<string, string> = {
   CHAINGATE_PORT: 'server.port',
   CHAINGATE_MASTER_KEY: 'security.masterKey',
   CHAINGATE_LOG_LEVEL: 'log.level',
+  CHAINGATE_LOG_FORMAT: 'log.format',
   CHAINGATE_METRICS_PORT: 'metrics.port',
   CHAINGATE_INDEXER_METRICS_PORT: 'metrics.indexerPort',
 };

@@ -43,6 +43,8 @@ export const configSchema = z.strictObject({
   }),
   log: z.strictObject({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    /** json: one JSON object a line; pretty: `HH:MM:SS LEVEL msg key=value`; auto: pretty on a terminal, else json. */
+    format: z.enum(['auto', 'json', 'pretty']),
   }),
   idempotency: z.strictObject({ ttlHours: z.number().positive(), purgeCron: cron }),
   expiry: z.strictObject({ sweepCron: cron }),
@@ -62,6 +64,8 @@ export const configSchema = z.strictObject({
      * as a test network on the page), and the gateway checkout's `testnet` defaults to true.
      */
     offerTestnets: z.boolean(),
+    /** The hosted page shows a "demo — test phrase, never pay" banner (npm run demo sets it). */
+    demoBanner: z.boolean(),
   }),
   /** Prometheus metrics on their own listener (docs/operations.md#metrics-and-health), not the public one. */
   metrics: z.strictObject({

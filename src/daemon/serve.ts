@@ -9,7 +9,7 @@ import { checkoutPlugin } from './http/checkout/plugin.ts';
 import { pagePathOf, pagePlugin } from './http/page/plugin.ts';
 import { registerServiceWideLimits } from './http/rate-limit.ts';
 import { createDeps, type DaemonDeps } from './deps.ts';
-import { offerReport } from './availability.ts';
+import { offerReport, type NetworkOffer, type NotOfferedCode } from './availability.ts';
 import { IndexerCursor } from '../db/entities/indexer-cursor.entity.ts';
 import { merchantKeyCache } from '../db/merchants.ts';
 import { UsageError } from '../domain/errors.ts';
@@ -66,11 +66,41 @@ export async function buildDaemonApp(deps: DaemonDeps, metrics?: DaemonMetrics):
   return app;
 }
 
+/** Short words for why a network is not offered, for the start-up summary (status has the long ones). */
+const SHORT_REASON: Record<NotOfferedCode, string> = {
+  NO_FREE_ADDRESS: 'no free address',
+  INDEXER_NEVER_REPORTED: 'no indexer',
+  INDEXER_STALE: 'indexer silent',
+  NO_PRICE: 'no price',
+};
+
 /**
- * One warning per enabled chain (and testnet in use) that buyers are not offered, with the reasons
- * (docs/checkout.md#what-is-offered). A rate API that does not answer within 3 s is not waited for.
+ * One start-up line saying what buyers are offered and, grouped by reason, what not
+ * (docs/checkout.md#what-is-offered): "offered: ethereum (ETH, USDT, USDC); not offered: bitcoin,
+ * tron (no free address, no indexer)". `chaingate status` gives each reason in full with its fix.
  */
-async function warnNotOffered(deps: DaemonDeps, log: Common['log']): Promise<void> {
+export function offerSummary(offers: readonly NetworkOffer[]): { offered: string[]; notOffered: string[]; msg: string } {
+  const name = (o: NetworkOffer) => (o.network === 'MAINNET' ? o.chain : `${o.chain} ${o.network}`);
+  const offered = offers.filter((o) => o.offered);
+  const groups = new Map<string, string[]>();
+  for (const o of offers.filter((x) => !x.offered)) {
+    const why = o.reasons.map((r) => SHORT_REASON[r.code]).join(', ');
+    groups.set(why, [...(groups.get(why) ?? []), name(o)]);
+  }
+  const yes = offered.length ? offered.map((o) => `${name(o)} (${o.coins.join(', ')})`).join(', ') : 'nothing';
+  const no = [...groups].map(([why, names]) => `${names.join(', ')} (${why})`).join('; ');
+  return {
+    offered: offered.map((o) => `${o.chain}:${o.network}`),
+    notOffered: offers.filter((o) => !o.offered).map((o) => `${o.chain}:${o.network}`),
+    msg: `offered to buyers: ${yes}${no ? `; not offered: ${no} — \`chaingate status\` says how to fix each` : ''}`,
+  };
+}
+
+/**
+ * The summary of what buyers are offered, logged once at start-up (a warning when something enabled
+ * is not offered). A rate API that does not answer within 3 s is not waited for.
+ */
+async function logOffers(deps: DaemonDeps, log: Common['log']): Promise<void> {
   const { db, config } = deps.common;
   try {
     const report = offerReport({ db, registry: deps.registry, config, rates: deps.rates });
@@ -80,13 +110,9 @@ async function warnNotOffered(deps: DaemonDeps, log: Common['log']): Promise<voi
       log.warn('could not work out at start-up which chains are offered (the price source did not answer within 3 s); `chaingate status` shows it');
       return;
     }
-    for (const o of offers) {
-      if (o.offered) continue;
-      log.warn(
-        { chain: o.chain, network: o.network, reasons: o.reasons.map((r) => r.code) },
-        `${o.chain} ${o.network} is not offered to buyers: ${o.reasons.map((r) => r.message).join('; ')}`,
-      );
-    }
+    const { msg, ...fields } = offerSummary(offers);
+    if (fields.notOffered.length > 0) log.warn(fields, msg);
+    else log.info(fields, msg);
   } catch (err) {
     log.warn({ err }, 'could not work out at start-up which chains are offered');
   }
@@ -122,14 +148,17 @@ async function warnAtStart(deps: DaemonDeps): Promise<void> {
       'pricing uses the built-in static rate table (pricing.source: static): fixed example rates, not market prices; point pricing.source at http and pricing.http.baseUrl at a rate API before taking real payments (docs/pricing.md)',
     );
   }
-  // Offered, but no indexer has ever run for them on this database: payments there would wait forever.
-  const enabled = Object.values(deps.registry.chains).filter((c) => c.enabled);
-  const cursors = new Set((await db.em().find(IndexerCursor, {}, { fields: ['chain'] })).map((c) => c.chain));
-  const neverIndexed = enabled.filter((c) => !cursors.has(c.slug)).map((c) => c.slug);
-  if (neverIndexed.length) {
-    log.warn({ chains: neverIndexed }, 'no indexer has run yet for these enabled chains: start `chaingate index <chain>` for each (docs/indexers.md), or disable them with chains.<slug>.enabled: false');
+  // With the indexer check off, chains are offered whose indexer never ran on this database: payments
+  // there would wait forever. (With it on, the summary below says "no indexer" for them.)
+  if (config.checkout.indexerStaleAfterSeconds === null) {
+    const enabled = Object.values(deps.registry.chains).filter((c) => c.enabled);
+    const cursors = new Set((await db.em().find(IndexerCursor, {}, { fields: ['chain'] })).map((c) => c.chain));
+    const neverIndexed = enabled.filter((c) => !cursors.has(c.slug)).map((c) => c.slug);
+    if (neverIndexed.length) {
+      log.warn({ chains: neverIndexed }, 'checkout.indexerStaleAfterSeconds is null and no indexer has run yet for these enabled chains: their payments would never be seen; start `chaingate index <chain>` for each (docs/indexers.md), or disable them with chains.<slug>.enabled: false');
+    }
   }
-  await warnNotOffered(deps, log);
+  await logOffers(deps, log);
 }
 
 function scheduleJobs(common: Common): Job[] {

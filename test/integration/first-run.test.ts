@@ -61,7 +61,7 @@ test('serve warns at start-up that the static price table is not a market price'
   assert.match(serve.output(), /static rate table .* not market prices/);
 });
 
-test('serve logs one warning per enabled chain that buyers are not offered, with the reasons', async (t) => {
+test('serve logs one start-up summary of what buyers are offered and, grouped by reason, what not', async (t) => {
   const tdb = await createTestDatabase('sqlite');
   t.after(() => tdb.drop());
   const config = join(mkdtempSync(join(tmpdir(), 'cg-cfg-')), 'two-chains.json');
@@ -79,8 +79,10 @@ test('serve logs one warning per enabled chain that buyers are not offered, with
   const serve = await spawnServe(env);
   t.after(() => serve.stop());
   await new Promise((r) => setTimeout(r, 300));
-  const warnings = serve.output().split('\n').filter((l) => l.includes('is not offered to buyers'));
-  assert.equal(warnings.length, 2, serve.output());
-  assert.match(warnings.find((l) => l.includes('"chain":"ethereum"')) ?? '', /"reasons":\["INDEXER_NEVER_REPORTED"\].*no indexer has reported for Ethereum mainnet \(start `chaingate index ethereum`\)/);
-  assert.match(warnings.find((l) => l.includes('"chain":"bitcoin"')) ?? '', /"reasons":\["NO_FREE_ADDRESS","INDEXER_NEVER_REPORTED"\].*the Bitcoin mainnet pool has no free deposit address/);
+  const lines = serve.output().split('\n').filter((l) => l.includes('offered'));
+  assert.equal(lines.length, 1, serve.output());
+  const summary = JSON.parse(lines[0]!) as { level: number; offered: string[]; notOffered: string[]; msg: string };
+  assert.equal(summary.level, 40, 'a warning: something enabled is not offered');
+  assert.deepEqual([summary.offered, summary.notOffered], [[], ['ethereum:MAINNET', 'bitcoin:MAINNET']]);
+  assert.equal(summary.msg, 'offered to buyers: nothing; not offered: ethereum (no indexer); bitcoin (no free address, no indexer) — `chaingate status` says how to fix each');
 });

@@ -48,7 +48,7 @@ describe('chaingate serve as a real process', () => {
     assert.equal(co.status, 201);
     await waitFor('low-water warning', async () => /wallet pool is running low/.test(serve.output()));
     assert.match(serve.output(), /"free":1,"lowWaterMark":20/);
-    assert.match(serve.output(), /"chains":\["ethereum",.*"ton"\].*no indexer has run yet for these enabled chains/);
+    assert.match(serve.output(), /"notOffered":\["ethereum:MAINNET",.*"ton:MAINNET"\].*"msg":"offered to buyers: nothing; not offered: ethereum, polygon, .*, ton \(no free address, no indexer\)/);
 
     // An in-flight request: headers sent, body still coming when SIGTERM arrives.
     const body = JSON.stringify({ orderId: 'o2', amount: '100', currency: 'USD' });

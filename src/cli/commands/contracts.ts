@@ -34,7 +34,7 @@ export function contractsCommand(): Command {
     .action(async (opts: { chain: string; testnet?: boolean; treasury: string; json?: boolean }) => {
       if (!isChainSlug(opts.chain)) throw new UsageError(`unknown chain slug ${JSON.stringify(opts.chain)} (known: ${CHAIN_SLUGS.join(', ')})`);
       const { config } = loadConfig();
-      const log = createLogger(config.log.level, { process: 'contracts' });
+      const log = createLogger(config.log.level, { process: 'contracts' }, config.log.format);
       const network = getNetwork(resolveRegistry(config.chains), opts.chain, Boolean(opts.testnet));
       if (network.family !== 'evm') throw new UsageError(`${opts.chain} is not an EVM chain: the payment contract exists on EVM chains only`);
       let treasury: string;

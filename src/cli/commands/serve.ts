@@ -34,10 +34,11 @@ export function serveCommand(): Command {
         process.once('SIGINT', () => shutdown('SIGINT'));
       });
       // Machine-readable line for scripts and tests that start the daemon on port 0; --json says more.
+      // A person at a terminal gets the same in words.
       const startup = opts.json
         ? { listening: daemon.url, metricsUrl: daemon.metricsUrl, database: redactConfig(common.config).database.url, pid: process.pid }
         : { listening: daemon.url };
-      process.stdout.write(`${JSON.stringify(startup)}\n`);
+      process.stdout.write(process.stdout.isTTY && !opts.json ? `chaingate is listening on ${daemon.url} (Ctrl-C stops it)\n` : `${JSON.stringify(startup)}\n`);
       await done;
     });
 }

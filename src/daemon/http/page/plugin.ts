@@ -168,6 +168,7 @@ async function findInvoice(deps: DaemonDeps, id: string): Promise<Invoice | null
 /** What the page says above everything on a deployment that must never take real money. */
 function banners(config: Config): string[] {
   const out: string[] = [];
+  if (config.checkout.demoBanner) out.push(strings.demoBanner);
   if (config.checkout.offerTestnets) out.push(strings.testnetBanner);
   return out;
 }

@@ -13,6 +13,7 @@ export const strings = {
   noScript: 'This payment page needs JavaScript to show your deposit address. Please enable it and reload.',
   loading: 'Loading your payment…',
   cancel: 'Cancel and return to {merchant}',
+  demoBanner: 'Demo — test phrase, never pay. These deposit addresses come from a public test phrase: anyone can take what is sent to them.',
   testnetBanner: 'Test payments only — this checkout runs on test networks. Never send real funds.',
   testNetwork: 'Test network',
 
