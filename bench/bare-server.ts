@@ -5,7 +5,6 @@
 // library, no expiry rules beyond the conditional updates, no logging.
 //   node --import tsx bench/bare-server.ts <database url> <master key hex>
 // Prints {"listening":"http://127.0.0.1:<port>"} once ready.
-import './bare-heap.ts';
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import BetterSqlite3 from 'better-sqlite3';

@@ -13,14 +13,14 @@
 //   npm run bench -- --rss 100000 --db sqlite            # RSS of serve after 100,000 signed creations
 //   npm run bench -- --rss 100000 --node-options=--max-old-space-size=64   # the same with a heap cap
 //   npm run bench -- --rss 100000 --smaps /tmp/serve.smaps   # also /proc/PID/smaps at idle (.idle) and after
-//   CHAINGATE_MALLOC=system npm run bench -- --rss 100000  # on glibc's malloc (both servers take the same allocator)
+//   BENCH_MALLOC=system npm run bench -- --rss 100000      # on glibc's malloc (both servers alike)
 // PostgreSQL comes from CHAINGATE_TEST_DATABASE_URL (default postgres://root@127.0.0.1:5432/postgres).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { HDNodeWallet, Mnemonic } from 'ethers';
 import { parseArgs } from 'node:util';
-import { allocatorEnv } from '../bin/allocator.mjs';
+import { DEPLOYMENT_NODE_FLAGS, deploymentMemoryEnv } from './deployment.ts';
 import { signRequest } from '../src/sdk/sign-request.ts';
 import { runCli } from '../test/helpers/cli.ts';
 import { createTestDatabase, type DialectName, type TestDatabase } from '../test/helpers/databases.ts';
@@ -106,9 +106,7 @@ async function prepare(dialect: DialectName, poolSize: number): Promise<{ tdb: T
 
 function spawnBare(url: string): Promise<{ child: ChildProcess; url: string }> {
   const profile = flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${flags.profile}/bare`] : [];
-  // The same allocator as `chaingate serve` picks for itself (bin/allocator.mjs), so the ratio compares code.
-  const env = allocatorEnv(process.env) ?? process.env;
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', new URL('./bare-server.ts', import.meta.url).pathname, url, MASTER_KEY], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...DEPLOYMENT_NODE_FLAGS, ...profile, '--import', 'tsx', new URL('./bare-server.ts', import.meta.url).pathname, url, MASTER_KEY], { env: { ...process.env, ...deploymentMemoryEnv() }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (b: Buffer) => {
@@ -129,8 +127,7 @@ async function startTarget(name: Target['name'], dialect: DialectName, poolSize:
   }
   const nodeOptions = [flags.profile ? `--cpu-prof --cpu-prof-dir=${flags.profile}/chaingate` : '', flags['node-options'] ?? ''].join(' ').trim();
   const profileEnv: Record<string, string> = nodeOptions ? { NODE_OPTIONS: nodeOptions } : {};
-  const malloc: Record<string, string> = process.env.CHAINGATE_MALLOC ? { CHAINGATE_MALLOC: process.env.CHAINGATE_MALLOC } : {};
-  const serve = await spawnServe({ ...env, ...profileEnv, ...malloc });
+  const serve = await spawnServe({ ...env, ...profileEnv, ...deploymentMemoryEnv() }, { nodeArgs: DEPLOYMENT_NODE_FLAGS });
   return { name, url: serve.url, creds, pid: serve.child.pid!, tdb, invoices: [], payments: [], checkedOut: 0, answers: new Map(), headers: new Map(), stop: () => serve.stop() };
 }
 

@@ -11,10 +11,10 @@ export interface ServeProcess {
 }
 
 /** Starts the real `bin/chaingate serve` on a free port and waits for its "listening" line. */
-export async function spawnServe(env: Record<string, string>): Promise<ServeProcess> {
+export async function spawnServe(env: Record<string, string>, options: { nodeArgs?: string[] } = {}): Promise<ServeProcess> {
   const base: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('CHAINGATE_')) base[k] = v;
-  const child = spawn(process.execPath, [BIN, 'serve'], { env: { ...base, CHAINGATE_PORT: '0', CHAINGATE_METRICS_PORT: '0', CHAINGATE_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), BIN, 'serve'], { env: { ...base, CHAINGATE_PORT: '0', CHAINGATE_METRICS_PORT: '0', CHAINGATE_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   trackChild(child);
   let out = '';
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));

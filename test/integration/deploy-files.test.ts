@@ -81,7 +81,8 @@ test('systemd units: one per process, real commands, a writable state directory 
 
     for (const key of ['ExecStartPre', 'ExecStart']) {
       for (const line of service[key] ?? []) {
-        const [node, bin, ...argv] = line.split(/\s+/);
+        const [node, ...rest] = line.split(/\s+/);
+        const [bin, ...argv] = rest.filter((w, i) => !(w.startsWith('--') && rest.indexOf('/opt/chaingate/bin/chaingate') > i)); // node's own flags
         assert.equal(node, '/usr/bin/node', `${file}: ${key} runs node`);
         assert.equal(bin, '/opt/chaingate/bin/chaingate', `${file}: ${key} runs bin/chaingate`);
         const path = await assertRealCommand(argv, `${file} ${key}`);
@@ -162,7 +163,7 @@ test('compose: the image is built once and reused, every service runs a real com
   assert.ok(existsSync(join(DEPLOY, 'chaingate.yaml')));
 
   const dockerfile = read('deploy/Dockerfile');
-  assert.match(dockerfile, /^ENTRYPOINT \["node", "bin\/chaingate"\]$/m);
+  assert.match(dockerfile, /^ENTRYPOINT \["node", ("--[^"]+", )*"bin\/chaingate"\]$/m);
   await assertRealCommand(JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)![1]!) as string[], 'Dockerfile CMD');
   assert.match(dockerfile, /^RUN npm ci\b/m, 'installs exactly the lock file');
   const context = join(DEPLOY, builder.build!.context);
@@ -189,4 +190,27 @@ test('docs/operations.md uses these deployment files', () => {
   assert.match(ops, /docker compose -f deploy\/compose\.yaml up/);
   assert.match(ops, /systemctl enable --now chaingate-serve/);
   assert.match(ops, /StateDirectory=chaingate/);
+});
+
+test('the deployment files choose the memory settings: jemalloc and the same V8 flags in the units and the image', () => {
+  const deploy = fileURLToPath(new URL('../../deploy/', import.meta.url));
+  const dockerfile = readFileSync(join(deploy, 'Dockerfile'), 'utf8');
+  const entrypoint = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)![1]!) as string[];
+  const imageFlags = entrypoint.slice(1, entrypoint.indexOf('bin/chaingate'));
+  const mallocConf = /MALLOC_CONF=(\S+)/.exec(dockerfile)![1];
+  assert.match(dockerfile, /^ENV LD_PRELOAD=\/usr\/local\/lib\/libjemalloc\.so\.2/m);
+  for (const unit of ['chaingate-serve.service', 'chaingate-index@.service']) {
+    const text = readFileSync(join(deploy, 'systemd', unit), 'utf8');
+    const exec = /^ExecStart=\/usr\/bin\/node (.*) \/opt\/chaingate\/bin\/chaingate /m.exec(text);
+    assert.ok(exec, unit);
+    assert.deepEqual(exec[1]!.split(' '), imageFlags, unit);
+    assert.match(text, /^Environment=LD_PRELOAD=\S+libjemalloc\.so\.2$/m, unit);
+    assert.equal(/^Environment=MALLOC_CONF=(\S+)$/m.exec(text)?.[1], mallocConf, unit);
+  }
+  // Node refuses an unknown flag, so this also proves the flags are real: the young generation is 1 MiB.
+  const run = spawnSync(process.execPath, [...imageFlags, '-e', "console.log(require('v8').getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size)"], { encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+  assert.equal(run.stdout.trim(), String(1024 * 1024));
+  // bin/chaingate only runs the CLI: no allocator or heap choice of its own.
+  assert.doesNotMatch(readFileSync(fileURLToPath(new URL('../../bin/chaingate', import.meta.url)), 'utf8'), /execve|LD_PRELOAD|setFlagsFromString/);
 });

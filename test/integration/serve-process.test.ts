@@ -1,11 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { request } from 'node:http';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { allocatorEnv, GLIBC_TUNABLES, JEMALLOC_PATHS } from '../../bin/allocator.mjs';
 import { signRequest } from '../../src/sdk/sign-request.ts';
 import { runCli } from '../helpers/cli.ts';
 import { createTestDatabase, skipUnless } from '../helpers/databases.ts';
@@ -71,93 +69,6 @@ describe('chaingate serve as a real process', () => {
     assert.equal(finished.status, 201, finished.text);
     assert.equal(await serve.exited, 0, serve.output());
     assert.match(serve.output(), /shutting down gracefully/);
-  });
-});
-
-describe('the allocator of the long-running commands', () => {
-  const jemalloc = JEMALLOC_PATHS.some((p) => existsSync(p));
-  const environ = (pid: number) => new Map(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
-  const mapsJemalloc = (pid: number) => readFileSync(`/proc/${pid}/maps`, 'utf8').includes('libjemalloc');
-
-  test('serve starts itself again once (same pid) on jemalloc when the system has it, else (or with CHAINGATE_MALLOC=glibc) on glibc with two arenas and fixed thresholds; CHAINGATE_MALLOC=system keeps it as is', { skip: process.platform !== 'linux' }, async (t) => {
-    const dir = mkdtempSync(join(tmpdir(), 'cg-malloc-'));
-    t.after(() => rmSync(dir, { recursive: true, force: true }));
-    // Empty values stand for unset, whatever the test runner's own environment holds.
-    const env = { CHAINGATE_DATABASE_URL: `sqlite:${join(dir, 'chaingate.db')}`, LD_PRELOAD: '', MALLOC_CONF: '', MALLOC_ARENA_MAX: '', GLIBC_TUNABLES: '' };
-
-    const auto = await spawnServe(env);
-    try {
-      const vars = environ(auto.child.pid!);
-      assert.equal(vars.get('CHAINGATE_MALLOC_SET'), jemalloc ? 'jemalloc' : 'glibc');
-      assert.equal(mapsJemalloc(auto.child.pid!), jemalloc);
-      if (jemalloc) assert.match(vars.get('MALLOC_CONF') ?? '', /background_thread:true/);
-      else assert.equal(vars.get('MALLOC_ARENA_MAX'), '2');
-      assert.equal((await fetch(`${auto.url}/checkout/api/v1/invoices/inv_unknown`)).status, 404);
-    } finally {
-      assert.equal(await auto.stop(), 0);
-    }
-
-    // glibc's malloc by choice (the fallback where jemalloc is missing): two arenas, fixed thresholds.
-    const glibc = await spawnServe({ ...env, CHAINGATE_MALLOC: 'glibc' });
-    try {
-      const vars = environ(glibc.child.pid!);
-      assert.equal(vars.get('CHAINGATE_MALLOC_SET'), 'glibc');
-      assert.equal(vars.get('MALLOC_ARENA_MAX'), '2');
-      // The dynamic loader rewrites the variable in place as it parses it: what is left is a prefix.
-      const tunables = vars.get('GLIBC_TUNABLES') ?? '';
-      assert.ok(tunables && GLIBC_TUNABLES.startsWith(tunables), tunables);
-      assert.equal(mapsJemalloc(glibc.child.pid!), false);
-      assert.equal((await fetch(`${glibc.url}/checkout/api/v1/invoices/inv_unknown`)).status, 404);
-    } finally {
-      assert.equal(await glibc.stop(), 0);
-    }
-    // An operator's own tunables are kept.
-    const own = await spawnServe({ ...env, CHAINGATE_MALLOC: 'glibc', GLIBC_TUNABLES: 'glibc.malloc.trim_threshold=131072' });
-    try {
-      assert.equal(environ(own.child.pid!).get('GLIBC_TUNABLES'), 'glibc.malloc.trim_threshold=131072');
-    } finally {
-      assert.equal(await own.stop(), 0);
-    }
-
-    const system = await spawnServe({ ...env, CHAINGATE_MALLOC: 'system' });
-    try {
-      const vars = environ(system.child.pid!);
-      assert.equal(vars.has('CHAINGATE_MALLOC_SET'), false);
-      assert.equal(vars.get('MALLOC_ARENA_MAX'), '');
-      assert.equal(mapsJemalloc(system.child.pid!), false);
-    } finally {
-      assert.equal(await system.stop(), 0);
-    }
-
-    // The values glibc's loader takes from that environment (`ld.so --list-tunables`, glibc ≥ 2.33).
-    const loader = ['/lib64/ld-linux-x86-64.so.2', '/lib/ld-linux-aarch64.so.1'].find((p) => existsSync(p));
-    if (loader) {
-      const listed = spawnSync(loader, ['--list-tunables'], { env: allocatorEnv({ CHAINGATE_MALLOC: 'glibc' }) ?? {}, encoding: 'utf8' }).stdout;
-      assert.match(listed, /glibc\.malloc\.mmap_threshold: 0x8000 /);
-      assert.match(listed, /glibc\.malloc\.trim_threshold: 0x10000 /);
-    }
-
-    const bad = await runCli(['serve'], { ...env, CHAINGATE_MALLOC: 'tcmalloc' });
-    assert.equal(bad.code, 1);
-    assert.match(bad.stderr, /CHAINGATE_MALLOC must be auto, jemalloc, glibc or system, not "tcmalloc"/);
-  });
-});
-
-describe('the heap policy of the long-running commands', () => {
-  test('the young generation stays at its first size under allocation, unless the operator chose one', () => {
-    // bin/heap-policy.mjs as bin/chaingate applies it, in a fresh process that churns short-lived objects.
-    const script = `
-      import v8 from 'node:v8';
-      import { applyHeapPolicy } from ${JSON.stringify(new URL('../../bin/heap-policy.mjs', import.meta.url).href)};
-      applyHeapPolicy(process.argv[1] ?? '');
-      let keep = [];
-      for (let i = 0; i < 3_000_000; i++) { keep.push({ i, s: 'x' + i }); if (keep.length > 50_000) keep = []; }
-      console.log(v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size);`;
-    const newSpace = (flags: string) => Number(spawnSync(process.execPath, ['--input-type=module', '-e', script, '--', flags], { encoding: 'utf8' }).stdout.trim());
-    const held = newSpace('');
-    const chosen = newSpace('--max-semi-space-size=16');
-    assert.ok(held > 0 && held <= 4 * 1024 * 1024, `new space with the policy: ${held} bytes`);
-    assert.ok(chosen > 8 * 1024 * 1024, `new space when the operator chose its size (policy off): ${chosen} bytes`);
   });
 });
 
