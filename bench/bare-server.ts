@@ -275,7 +275,7 @@ async function verify(req: FastifyRequest): Promise<{ merchantId: string; key: s
   if (typeof apiKey !== 'string' || !sig || !key) throw new HttpError(401, 'SIGNATURE_INVALID');
   if (Math.abs(Date.now() / 1000 - Number(sig[1])) > 300) throw new HttpError(401, 'SIGNATURE_EXPIRED');
   const m = await store.merchantByKey(apiKey);
-  if (!m || !m.active) throw new HttpError(401, 'API_KEY_INVALID');
+  if (!m?.active) throw new HttpError(401, 'API_KEY_INVALID');
   const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
   const bodyHash = createHash('sha256').update(raw).digest('hex');
   const path = req.url.split('?')[0]!;

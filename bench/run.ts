@@ -123,7 +123,10 @@ async function startTarget(name: Target['name'], dialect: DialectName, poolSize:
   if (name === 'bare') {
     const bare = await spawnBare(tdb.url);
     const exited = new Promise((r) => bare.child.once('exit', r));
-    return { name, url: bare.url, creds, pid: bare.child.pid!, tdb, invoices: [], payments: [], checkedOut: 0, answers: new Map(), headers: new Map(), stop: () => (bare.child.kill('SIGTERM'), exited) };
+    return { name, url: bare.url, creds, pid: bare.child.pid!, tdb, invoices: [], payments: [], checkedOut: 0, answers: new Map(), headers: new Map(), stop: () => {
+      bare.child.kill('SIGTERM');
+      return exited;
+    } };
   }
   const nodeOptions = [flags.profile ? `--cpu-prof --cpu-prof-dir=${flags.profile}/chaingate` : '', flags['node-options'] ?? ''].join(' ').trim();
   const profileEnv: Record<string, string> = nodeOptions ? { NODE_OPTIONS: nodeOptions } : {};

@@ -163,7 +163,7 @@ function batchStatement(batch: Pending[]): { sql: string; params: SqlValue[] } {
       merchant_version: input.merchantVersion,
       n: i + 1,
     };
-    p.insert.params.forEach((v, c) => (row[`v${c + 1}`] = v));
+    for (const [c, v] of p.insert.params.entries()) row[`v${c + 1}`] = v;
     return row;
   });
   return { sql: batchSql(first, first.types!), params: [JSON.stringify(rows)] };

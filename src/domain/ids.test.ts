@@ -30,5 +30,5 @@ test('newTimeOrderedId() sorts by creation time, stays distinct within a millise
   const times = [t, t + 1, t + 999, t + 86_400_000, Date.UTC(2100, 0, 1)];
   const ids = times.map((ms) => newTimeOrderedId(ms));
   assert.deepEqual([...ids].sort(), ids);
-  assert.ok(newTimeOrderedId(t + 1) > sameMs.reduce((a, b) => (a > b ? a : b)));
+  assert.ok(newTimeOrderedId(t + 1) > [...sameMs].sort().at(-1)!);
 });

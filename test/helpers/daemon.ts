@@ -95,7 +95,7 @@ export async function startTestDaemon(
   const send = async (method: string, path: string, headers: Record<string, string>, body: string | undefined): Promise<ApiResponse> => {
     const res = await fetch(daemon.url + path, { method, headers, body });
     const text = await res.text();
-    let json: unknown = undefined;
+    let json: unknown ;
     try {
       json = text ? JSON.parse(text) : undefined;
     } catch {
@@ -133,9 +133,9 @@ export async function startTestDaemon(
     },
     async seedPool(chain, addresses, isTestnet = false) {
       const em = common.db.em();
-      addresses.forEach((address, i) =>
-        em.create(WalletAddress, { chain, isTestnet, address, source: 'test', derivationIndex: i, paymentId: null, leasedAt: null }),
-      );
+      for (const [i, address] of addresses.entries()) {
+        em.create(WalletAddress, { chain, isTestnet, address, source: 'test', derivationIndex: i, paymentId: null, leasedAt: null });
+      }
       await em.flush();
     },
     async markIndexed(chain, options = {}) {

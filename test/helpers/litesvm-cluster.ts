@@ -338,7 +338,7 @@ export async function startLitesvmCluster(): Promise<LitesvmCluster> {
     const ev = new DataView(extend.buffer);
     ev.setUint32(0, 2, true);
     ev.setBigUint64(4, BigInt(addresses.length), true);
-    addresses.forEach((a, i) => extend.set(getAddressEncoder().encode(a), 12 + 32 * i));
+    for (const [i, a] of addresses.entries()) extend.set(getAddressEncoder().encode(a), 12 + 32 * i);
     const accounts = [
       { address: table, role: AccountRole.WRITABLE },
       { address: authority.address, role: AccountRole.READONLY_SIGNER, signer: authority },

@@ -71,7 +71,7 @@ export function shapeMismatches(doc: OpenApiDoc, schema: Schema, value: unknown,
   if (s.const !== undefined && value !== s.const) return [`${at}: ${JSON.stringify(value)} is not the documented constant ${JSON.stringify(s.const)}`];
   if (s.enum && !s.enum.includes(value)) return [`${at}: ${JSON.stringify(value)} is not one of ${JSON.stringify(s.enum)}`];
   const out: string[] = [];
-  if (actual === 'array' && s.items) (value as unknown[]).forEach((v, i) => out.push(...shapeMismatches(doc, s.items!, v, `${at}[${i}]`)));
+  if (actual === 'array' && s.items) for (const [i, v] of (value as unknown[]).entries()) out.push(...shapeMismatches(doc, s.items!, v, `${at}[${i}]`));
   if (actual === 'object' && s.properties) {
     const obj = value as Record<string, unknown>;
     for (const key of s.required ?? []) if (!(key in obj)) out.push(`${at}.${key}: required by the document, missing in the answer`);

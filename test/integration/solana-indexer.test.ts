@@ -174,7 +174,7 @@ describe('solana indexer against a JSON-RPC cluster (separate indexer process)',
     t.after(() => sim.close());
     for (let i = 0; i < 3; i++) sim.produce();
     const mint = key();
-    const { d, proc, openDirect, payment } = await startSolanaWorld(t, { dialect: 'sqlite', rpcUrl: sim.url, mint, confirmations: 2, mode: 'addresses', maxBlocksPerRange: 50, rpcTimeoutMs: 1000, poolSize: 3 });
+    const { proc, openDirect, payment } = await startSolanaWorld(t, { dialect: 'sqlite', rpcUrl: sim.url, mint, confirmations: 2, mode: 'addresses', maxBlocksPerRange: 50, rpcTimeoutMs: 1000, poolSize: 3 });
     const sol = await openDirect('SOL');
     const usdc = await openDirect('USDC');
     const [ata] = await associatedTokenAccounts(usdc.address, mint);

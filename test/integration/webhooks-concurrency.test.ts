@@ -52,8 +52,14 @@ for (const dialect of DIALECTS) {
       }
 
       const made = { a: 0, b: 0 };
-      const senderA = createWebhookSender({ common: a, post: (input) => (made.a++, postWebhook(input)) });
-      const senderB = createWebhookSender({ common: b, post: (input) => (made.b++, postWebhook(input)) });
+      const senderA = createWebhookSender({ common: a, post: (input) => {
+        made.a++;
+        return postWebhook(input);
+      } });
+      const senderB = createWebhookSender({ common: b, post: (input) => {
+        made.b++;
+        return postWebhook(input);
+      } });
       senderA.start();
       senderB.start();
       try {

@@ -9,7 +9,7 @@ export function serveCommand(): Command {
     .option('--json', 'machine-readable start-up line: {"listening", "metricsUrl", "database", "pid"} (logs on stderr are JSON lines either way)')
     .action(async (opts: { json?: boolean }) => {
       const common = await openCommon({ logBindings: { process: 'serve' } });
-      let daemon;
+      let daemon: Awaited<ReturnType<typeof startDaemon>>;
       try {
         daemon = await startDaemon(common);
       } catch (err) {

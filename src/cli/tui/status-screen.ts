@@ -117,10 +117,15 @@ function Screen(props: { o: ScreenOptions }): ReactNode {
   const [error, setError] = useState<string | null>(null);
   const [tick, setTick] = useState(0);
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the effect reloads on each tick by design; its options never change
   useEffect(() => {
     let alive = true;
     props.o.load().then(
-      (r) => alive && (setReport(r), setError(null)),
+      (r) => {
+        if (!alive) return;
+        setReport(r);
+        setError(null);
+      },
       (err: unknown) => alive && setError(err instanceof Error ? err.message : String(err)),
     );
     const timer = setTimeout(() => setTick((n) => n + 1), props.o.everySeconds * 1000);

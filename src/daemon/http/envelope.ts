@@ -9,7 +9,7 @@ export function sendData(req: FastifyRequest, reply: FastifyReply, data: unknown
 export function errorBody(requestId: string, code: string, message: string, details?: ErrorDetail[]) {
   return {
     success: false as const,
-    error: details && details.length ? { code, message, details } : { code, message },
+    error: details?.length ? { code, message, details } : { code, message },
     timestamp: new Date().toISOString(),
     requestId,
   };

@@ -26,8 +26,8 @@ class RequestLogger {
 
   private write(level: Level, args: Parameters<LogFn>): void {
     const real = this.#real;
-    if (real) return real[level](...args);
-    if (this.parent.isLevelEnabled(level)) this.real()[level](...args);
+    if (real) real[level](...args);
+    else if (this.parent.isLevelEnabled(level)) this.real()[level](...args);
   }
 
   get level(): LevelWithSilentOrString {

@@ -83,7 +83,7 @@ export function surrogateDetails(value: unknown, where = 'body'): ErrorDetail[] 
     }
     if (v === null || typeof v !== 'object') continue;
     const children: [unknown, string][] = [];
-    if (Array.isArray(v)) v.forEach((child, i) => children.push([child, `${path}.${i}`]));
+    if (Array.isArray(v)) for (const [i, child] of v.entries()) children.push([child, `${path}.${i}`]);
     else
       for (const [k, child] of Object.entries(v as object)) {
         const childPath = `${path}.${escapeSurrogates(k)}`;

@@ -1,7 +1,7 @@
 import { newId } from '../../domain/ids.ts';
 import { LockMode, type FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/sql';
-import { MerchantPoint } from '../../db/entities/merchant-point.entity.ts';
+import type { MerchantPoint } from '../../db/entities/merchant-point.entity.ts';
 import { WebhookAttempt } from '../../db/entities/webhook-attempt.entity.ts';
 import { WebhookDelivery, type DeliveryState } from '../../db/entities/webhook-delivery.entity.ts';
 import { WebhookEvent } from '../../db/entities/webhook-event.entity.ts';

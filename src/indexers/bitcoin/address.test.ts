@@ -46,9 +46,9 @@ test('outputAddress() agrees with bitcoinjs-lib on P2PKH, P2SH, P2WPKH and P2WSH
   // Genesis coinbase's P2PK, an OP_RETURN, a witness v2 program, a 33-byte "v1" program, an empty script.
   const none = [
     '4104678afdb0fe5548271967f1a67130b7105cd6a828e03909a67962e0ea1f61deb649f6bc3f4cef38c4f35504e51ec112de5c384df7ba0b8d578a4c702b6bf11d5fac',
-    '6a24aa21a9ed' + '00'.repeat(32),
-    '5210' + '75'.repeat(16),
-    '5121' + '02'.repeat(33),
+    `6a24aa21a9ed${'00'.repeat(32)}`,
+    `5210${'75'.repeat(16)}`,
+    `5121${'02'.repeat(33)}`,
     '',
   ];
   for (const script of none) assert.equal(outputAddress(hex(script), mainnet), null, script.slice(0, 12));

@@ -55,7 +55,7 @@ export function createCoreFetcher(options: { url: string; timeoutMs: number; log
         } catch {
           body = null;
         }
-        if (body && body.error && typeof body.error.code === 'number') {
+        if (body?.error && typeof body.error.code === 'number') {
           const code = body.error.code;
           const message = String(body.error.message ?? '');
           if (code === RPC_METHOD_NOT_FOUND) throw new RpcUnsupportedError(`${method}: ${message}`);

@@ -103,9 +103,15 @@ async function traceNode(options: { blockTracing: boolean; bad: unknown }) {
   });
   const url = await new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
   const lines: string[] = [];
-  const log = pino({ level: 'warn' }, new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(chunk.toString()), done()) }));
+  const log = pino({ level: 'warn' }, new Writable({ write: (chunk: Buffer, _enc, done) => {
+    lines.push(chunk.toString());
+    done();
+  } }));
   const rpc = createRpc({ url, chainId: 1, log, maxBackoffMs: 20 });
-  return { rpc, lines, watched, answered, close: () => (rpc.close(), server.close()) };
+  return { rpc, lines, watched, answered, close: () => {
+    rpc.close();
+    server.close();
+  } };
 }
 
 test('a malformed debug_traceBlockByNumber answer is a logged, retried fault naming the method; the retry credits the traced transfer', async () => {

@@ -15,7 +15,7 @@ export const tronAddresses: FamilyAddresses = {
       throw new InvalidAddressError('not a Tron address: expected 34 characters starting with T');
     }
     const payload = decodeBase58Check(input);
-    if (!payload || payload.length !== 21 || payload[0] !== TRON_PREFIX) {
+    if (payload?.length !== 21 || payload[0] !== TRON_PREFIX) {
       throw new InvalidAddressError('not a valid Tron address: bad Base58Check checksum or prefix');
     }
     return input;
@@ -27,7 +27,7 @@ export const tronAddresses: FamilyAddresses = {
 /** A T-form address as the 0x-hex EVM form java-tron's /jsonrpc speaks, or null when it is not one. */
 export function tronToHex(address: string): string | null {
   const payload = decodeBase58Check(address);
-  if (!payload || payload.length !== 21 || payload[0] !== TRON_PREFIX) return null;
+  if (payload?.length !== 21 || payload[0] !== TRON_PREFIX) return null;
   return `0x${Buffer.from(payload.subarray(1)).toString('hex')}`;
 }
 

@@ -50,7 +50,7 @@ export async function authenticate(req: FastifyRequest, cache: MerchantKeyCache,
   let merchant = options.fresh ? undefined : cache.peek(apiKey);
   const cached = merchant !== undefined;
   merchant ??= (await cache.load(apiKey)) ?? undefined;
-  if (!merchant || !merchant.active) throw new GatewayError('API_KEY_INVALID', 'API key is unknown or its merchant point is not active');
+  if (!merchant?.active) throw new GatewayError('API_KEY_INVALID', 'API key is unknown or its merchant point is not active');
   if (merchant.secret === null) {
     // A stored secret that no longer decrypts (tampered or corrupted): this point alone is out of
     // service until `chaingate secrets rotate` gives it a new one; the rest of the daemon runs.

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { availableCurrencies, getNetwork, pollIntervalMs, type ResolvedNetwork } from '../../../chains/registry.ts';
-import { type ChainSlug } from '../../../chains/slugs.ts';
+import type { ChainSlug } from '../../../chains/slugs.ts';
 import type { Config } from '../../../config/schema.ts';
 import type { Invoice } from '../../../db/entities/invoice.entity.ts';
 import { loadInvoice } from '../../../db/invoices.ts';
