@@ -4,7 +4,7 @@
 import { writeFileSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
 import { HDNodeWallet, Mnemonic } from 'ethers';
-import { sqlitePath } from '../src/db/orm.ts';
+import { sqlitePath } from '../src/config/database-url.ts';
 import { openCommon } from '../src/cli/context.ts';
 import { deriveAddresses } from '../src/chains/derive.ts';
 import { getNetwork, resolveRegistry } from '../src/chains/registry.ts';

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { ConfigError } from './load-config.ts';
 import type { Config } from './schema.ts';
-import { dialectOf, sqlitePath } from '../db/orm.ts';
+import { dialectOf, sqlitePath } from './database-url.ts';
 
 /** A master key and where it came from, for messages that must say which key was used. */
 export interface MasterKey {

@@ -10,6 +10,7 @@ import { EsmMigrationGenerator } from './esm-migration-generator.ts';
 import { nativeSqlite, type NativeSqlite } from './native-sqlite.ts';
 import { commitBatch } from './sqlite-group-commit.ts';
 import { cachePrepared } from './statement-cache.ts';
+import { dialectOf, redactUrl, sqlitePath } from '../config/database-url.ts';
 
 export type Dialect = 'sqlite' | 'postgresql';
 
@@ -23,21 +24,6 @@ export interface Database {
 }
 
 const MIGRATIONS_ROOT = fileURLToPath(new URL('../../migrations/', import.meta.url));
-
-export function dialectOf(url: string): Dialect {
-  if (url.startsWith('sqlite:')) return 'sqlite';
-  if (/^postgres(ql)?:\/\//.test(url)) return 'postgresql';
-  throw new Error(`unsupported database URL ${redactUrl(url)} (use sqlite:<path> or postgres://…)`);
-}
-
-export function sqlitePath(url: string): string {
-  const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
-  return path === ':memory:' ? path : resolve(path);
-}
-
-export function redactUrl(url: string): string {
-  return url.replace(/(\/\/[^:/@]+:)[^@]*@/, '$1***@');
-}
 
 export function migrationsPath(dialect: Dialect): string {
   return resolve(MIGRATIONS_ROOT, dialect);

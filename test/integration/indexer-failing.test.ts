@@ -4,7 +4,7 @@ import { createServer } from 'node:http';
 import type { Contract } from 'ethers';
 import { parseUnits } from 'ethers';
 import { IndexerCursor } from '../../src/db/entities/indexer-cursor.entity.ts';
-import type { StatusReport } from '../../src/db/status-report.ts';
+import type { StatusReport } from '../../src/daemon/status-report.ts';
 import { getFreePort } from '../../src/devnet/hardhat-node.ts';
 import { runCli } from '../helpers/cli.ts';
 import { createTestDatabase, DIALECTS, skipUnless } from '../helpers/databases.ts';

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { statusReport, type StatusReport } from '../../db/status-report.ts';
+import { statusReport, type StatusReport } from '../../daemon/status-report.ts';
 import { UsageError } from '../../domain/errors.ts';
 import type { Common } from '../../common.ts';
 import { createDeps } from '../../daemon/deps.ts';

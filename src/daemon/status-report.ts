@@ -1,10 +1,10 @@
-import { IndexerCursor, NO_BLOCK_YET } from './entities/indexer-cursor.entity.ts';
-import { WebhookAttempt } from './entities/webhook-attempt.entity.ts';
-import { MerchantPoint } from './entities/merchant-point.entity.ts';
-import type { Database } from './orm.ts';
-import { migrationStatus } from './migrate.ts';
-import { countPools, type PoolCount } from './wallet-pool.ts';
-import { offerReport, type AvailabilityContext, type NetworkOffer } from '../daemon/availability.ts';
+import { IndexerCursor, NO_BLOCK_YET } from '../db/entities/indexer-cursor.entity.ts';
+import { WebhookAttempt } from '../db/entities/webhook-attempt.entity.ts';
+import { MerchantPoint } from '../db/entities/merchant-point.entity.ts';
+import type { Database } from '../db/orm.ts';
+import { migrationStatus } from '../db/migrate.ts';
+import { countPools, type PoolCount } from '../db/wallet-pool.ts';
+import { offerReport, type AvailabilityContext, type NetworkOffer } from './availability.ts';
 
 export interface StatusReport {
   database: { url: string; dialect: string; pendingMigrations: number };
