@@ -7,9 +7,9 @@ import type { Database } from '../db/orm.ts';
 import { applyDepth, failPayment, recomputeCredit, type DepthContext } from '../db/payment-transitions.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { emitPaymentEvent } from '../db/transitions.ts';
-import { classifyTransfer, IN_FLIGHT_PAYMENT_STATUSES, isInFlight, LIVE_PAYMENT_STATUSES, type Classification } from '../domain/lifecycle.ts';
+import { classifyTransfer, IN_FLIGHT_PAYMENT_STATUSES, isInFlight, type Classification } from '../domain/lifecycle.ts';
 import { formatUnits } from '../domain/money.ts';
-import type { BlockRef, SeenTransfer, WatchSet } from './source.ts';
+import type { BlockRef, SeenTransfer } from './source.ts';
 
 // The ledger: the only writer of chain facts. It is a deterministic function of the chain. Each
 // range is applied block by block, in chain order; before a block's transfers are judged, the
@@ -22,29 +22,6 @@ export interface ChainKey {
   chain: string;
   network: string;
   isTestnet: boolean;
-}
-
-/**
- * Addresses still worth watching: live payments, and the others while the chain's time is within
- * `lateWatchMs` of their window (late and extra funds are recorded and reported). Judged by the
- * time of the newest processed block, not the wall clock, so a catch-up watches what a live
- * indexer watched.
- */
-export async function loadWatchSet(db: Database, key: ChainKey, paymentContract: string | null, lateWatchMs: number, chainTime: Date | null): Promise<WatchSet> {
-  const since = new Date((chainTime ?? new Date()).getTime() - lateWatchMs);
-  // Plain rows, not entities: with 100,000 open payments hydration alone would outlast a poll.
-  const rows = await db
-    .em()
-    .createQueryBuilder(Payment, 'p')
-    .select(['p.address'])
-    .where({
-      blockchain: key.chain,
-      isTestnet: key.isTestnet,
-      paymentType: 'DIRECT',
-      $or: [{ status: { $in: [...LIVE_PAYMENT_STATUSES] } }, { expiresAt: { $gte: since } }],
-    })
-    .execute<{ address: string }[]>('all', false);
-  return { addresses: new Set(rows.map((p) => p.address)), paymentContract };
 }
 
 export async function readCursor(db: Database, key: ChainKey): Promise<IndexerCursor | null> {

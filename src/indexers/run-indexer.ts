@@ -5,10 +5,11 @@ import { NO_BLOCK_YET } from '../db/entities/indexer-cursor.entity.ts';
 import type { Logger } from '../logger.ts';
 import { RpcUnsupportedError } from './evm/rpc.ts';
 import { leaseOwnerId, ownerIsGone } from './lease-owner.ts';
-import { applyFinality, applyRange, DeepReorgError, hasInFlight, LeaseLostError, loadWatchSet, readCursor, rollbackTo, type ChainKey } from './ledger.ts';
+import { applyFinality, applyRange, DeepReorgError, hasInFlight, LeaseLostError, readCursor, rollbackTo, type ChainKey } from './ledger.ts';
 import { backoffMs, RpcAborted, sleep } from './retry.ts';
 import { faultText, onRpcFault, type RpcFault } from './rpc-metrics.ts';
 import { ReorgDuringFetch, type BlockRef, type ChainSource } from './source.ts';
+import { createWatchSet } from './watch-set.ts';
 
 export interface IndexerOptions {
   db: Database;
@@ -101,6 +102,8 @@ export function startIndexer(options: IndexerOptions): Indexer {
   const leaseMs = options.leaseMs ?? 30_000;
   const controller = new AbortController();
   const signal = controller.signal;
+  // Kept between polls: each poll reads only the payments changed since the previous one.
+  const watchSet = createWatchSet({ db, key, paymentContract: options.paymentContract, lateWatchMs: options.lateWatchMs ?? 7 * 86_400_000, log });
 
   async function acquireLease(): Promise<boolean> {
     const now = new Date();
@@ -225,7 +228,7 @@ export function startIndexer(options: IndexerOptions): Indexer {
     }
     const to = next + BigInt(options.maxBlocksPerRange) - 1n < head ? next + BigInt(options.maxBlocksPerRange) - 1n : head;
     const chainTime = cursor.blockTime ? new Date(Number(cursor.blockTime) * 1000) : null;
-    const watch = await loadWatchSet(db, key, options.paymentContract, options.lateWatchMs ?? 7 * 86_400_000, chainTime);
+    const watch = await watchSet.at(chainTime);
     const range = await source.fetchRange(next, to, watch);
     const through = range.through !== undefined && range.through < to ? range.through : to;
     if (through < next) return false; // the reader could not read the first height yet (e.g. not available): wait a poll

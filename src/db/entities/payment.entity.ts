@@ -16,6 +16,8 @@ const PaymentSchema = defineEntity({
     { properties: ['invoice', 'createdAt'] },
     { properties: ['blockchain', 'isTestnet', 'status'] },
     { properties: ['status', 'expiresAt'] },
+    // The indexer's read of the payments changed since its previous poll (src/indexers/watch-set.ts).
+    { properties: ['blockchain', 'isTestnet', 'updatedAt'] },
   ],
   properties: {
     id: idProperty(),
