@@ -70,6 +70,7 @@ export async function recordIndexerFailure(db: Database, key: ChainKey, message:
  */
 export function recordRpcFaults(db: Database, key: ChainKey): () => void {
   let latest: RpcFault | null = null;
+  // biome-ignore lint/correctness/noUnusedVariables: read by ??= (one writer loop at a time)
   let writing: Promise<void> | null = null;
   return onRpcFault((fault) => {
     latest = fault;
