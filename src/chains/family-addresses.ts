@@ -1,9 +1,10 @@
+import { BaseError } from '../domain/errors.ts';
 // What a chain family provides for its addresses. Each family implements this in
 // src/indexers/<family>/address.ts; src/indexers/families.ts lists them. Messages never repeat the
 // address itself: addresses of buyers must not end up in logs, and an error message is the likeliest
 // thing to be logged.
 
-export class InvalidAddressError extends Error {
+export class InvalidAddressError extends BaseError {
   override readonly name = 'InvalidAddressError';
 }
 

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { configSchema, type Config } from './schema.ts';
+import { BaseError } from '../domain/errors.ts';
 
 export const DEFAULT_CONFIG_PATH = fileURLToPath(new URL('../../config/default.yaml', import.meta.url));
 
@@ -18,7 +19,7 @@ export const ENV_KEYS: Record<string, string> = {
   CHAINGATE_INDEXER_METRICS_PORT: 'metrics.indexerPort',
 };
 
-export class ConfigError extends Error {
+export class ConfigError extends BaseError {
   override readonly name = 'ConfigError';
 }
 

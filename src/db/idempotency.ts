@@ -6,6 +6,7 @@ import type { Database, Dialect } from './orm.ts';
 import { retryOnLockConflict } from './transaction.ts';
 import type { NativeSqlite } from './native-sqlite.ts';
 import { dateOf, pgStatement, rawQuery, toDb, type SqlValue } from './raw-sql.ts';
+import { BaseError } from '../domain/errors.ts';
 
 /**
  * An IN_FLIGHT row older than this may be re-claimed. Claims now commit only with their completed
@@ -32,7 +33,7 @@ export interface ClaimInput {
  * The merchant point changed (secret rotated, disabled, edited) since its cached copy authenticated
  * this request: nothing was written; authenticate again from the database.
  */
-export class StaleMerchantError extends Error {
+export class StaleMerchantError extends BaseError {
   override readonly name = 'StaleMerchantError';
 }
 
@@ -91,7 +92,7 @@ export interface InsertAfterClaim {
 }
 
 /** The key exists already (found without an error, see claimAndInsertPg): handled as a unique violation. */
-export class KeyTakenError extends Error {
+export class KeyTakenError extends BaseError {
   override readonly name = 'KeyTakenError';
 }
 

@@ -47,7 +47,23 @@ export interface ErrorDetail {
   message: string;
 }
 
-export class GatewayError extends Error {
+/**
+ * The root of chaingate's own errors: the class's name as `name`, and an optional cause. Below it,
+ * GatewayError (coded answers on the wire), UsageError (exit code 2), ChainError (what a chain's
+ * node or API did), and the store's and configuration's own. The SDK's errors stand alone, as the
+ * SDK does.
+ */
+export class BaseError extends Error {
+  constructor(message?: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** A chain's node or API answered wrongly, refused, or changed under a read. */
+export class ChainError extends BaseError {}
+
+export class GatewayError extends BaseError {
   readonly code: ErrorCode;
   readonly status: number;
   readonly details: ErrorDetail[] | undefined;
@@ -89,6 +105,6 @@ export function databaseBusy(cause: unknown): GatewayError {
 }
 
 /** A mistake by whoever ran the program (bad flag, bad config, unknown id): exit code 2, one clear line. */
-export class UsageError extends Error {
+export class UsageError extends BaseError {
   override readonly name = 'UsageError';
 }

@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
+import { BaseError } from './errors.ts';
 
 // API secrets at rest: AES-256-GCM under a key derived (HKDF-SHA256) from the master key.
 // Stored form: v1.<key id>.<base64url(iv | ciphertext | tag)>; the row id is bound in as AAD so a
@@ -6,7 +7,7 @@ import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } f
 
 const VERSION = 'v1';
 
-export class SecretBoxError extends Error {
+export class SecretBoxError extends BaseError {
   override readonly name = 'SecretBoxError';
 }
 

@@ -10,6 +10,7 @@ import { emitPaymentEvent } from '../db/transitions.ts';
 import { classifyTransfer, IN_FLIGHT_PAYMENT_STATUSES, isInFlight, type Classification } from '../domain/lifecycle.ts';
 import { formatUnits } from '../domain/money.ts';
 import type { BlockRef, SeenTransfer } from './source.ts';
+import { BaseError, ChainError } from '../domain/errors.ts';
 
 // The ledger: the only writer of chain facts. It is a deterministic function of the chain. Each
 // range is applied block by block, in chain order; before a block's transfers are judged, the
@@ -218,11 +219,11 @@ export async function claimIsOffChain(em: EntityManager, key: Pick<ChainKey, 'ch
   return stored !== null && stored.hash.toLowerCase() !== blockHash.toLowerCase();
 }
 
-export class LeaseLostError extends Error {
+export class LeaseLostError extends BaseError {
   override readonly name = 'LeaseLostError';
 }
 
-export class DeepReorgError extends Error {
+export class DeepReorgError extends ChainError {
   override readonly name = 'DeepReorgError';
 }
 

@@ -1,7 +1,8 @@
+import { ChainError } from '../domain/errors.ts';
 // Shared by every chain reader: waiting that a stopping indexer can interrupt, and the backoff.
 
 /** The indexer is stopping; give up retrying. */
-export class RpcAborted extends Error {
+export class RpcAborted extends ChainError {
   override readonly name = 'RpcAborted';
 }
 

@@ -10,6 +10,7 @@ import { backoffMs, RpcAborted, sleep } from './retry.ts';
 import { faultText, onRpcFault, type RpcFault } from './rpc-metrics.ts';
 import { ReorgDuringFetch, type BlockRef, type ChainSource } from './source.ts';
 import { createWatchSet } from './watch-set.ts';
+import { BaseError, ChainError } from '../domain/errors.ts';
 
 export interface IndexerOptions {
   db: Database;
@@ -34,12 +35,12 @@ export interface IndexerOptions {
   endpoint?: string;
 }
 
-export class LeaseHeldError extends Error {
+export class LeaseHeldError extends BaseError {
   override readonly name = 'LeaseHeldError';
 }
 
 /** Retrying cannot help (the node lacks a method, serves another chain): stop with one clear line. */
-export class IndexerFatalError extends Error {
+export class IndexerFatalError extends ChainError {
   override readonly name = 'IndexerFatalError';
 }
 

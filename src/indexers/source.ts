@@ -4,6 +4,7 @@
 import type { ResolvedNetwork } from '../chains/registry.ts';
 import type { Config } from '../config/schema.ts';
 import type { Logger } from '../logger.ts';
+import { ChainError } from '../domain/errors.ts';
 
 /**
  * Opens a family's reader for one network. It checks at start that the endpoint serves the
@@ -83,7 +84,7 @@ export interface ChainSource {
 }
 
 /** A block changed under us while a range was being read; the caller re-checks the chain and retries. */
-export class ReorgDuringFetch extends Error {
+export class ReorgDuringFetch extends ChainError {
   override readonly name = 'ReorgDuringFetch';
 }
 

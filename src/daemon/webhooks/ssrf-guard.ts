@@ -1,5 +1,6 @@
 import { promises as dnsPromises, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP, isIPv4, isIPv6, type LookupFunction } from 'node:net';
+import { BaseError } from '../../domain/errors.ts';
 
 // Webhook URLs are chosen by merchants, so the sender must not become a way into the operator's own
 // network (SSRF). A destination is refused when its host, or any address its name resolves to, is in
@@ -7,7 +8,7 @@ import { isIP, isIPv4, isIPv6, type LookupFunction } from 'node:net';
 // own DNS lookup and again on the address actually connected to, so a name that resolves to a public
 // address for the check and to a private one for the connection (DNS rebinding) has no gap to use.
 
-export class SsrfError extends Error {
+export class SsrfError extends BaseError {
   override readonly name = 'SsrfError';
   readonly code = 'ERR_WEBHOOK_ADDRESS_REFUSED';
   constructor(

@@ -3,6 +3,7 @@ import { outputAddress } from './address.ts';
 import { BITCOIN_NETWORKS, targetOf, type BitcoinNetworkName } from './networks.ts';
 import { bitsViolation, difficultyRules, type HeaderFacts } from './difficulty.ts';
 import { assertLinked, ReorgDuringFetch, type BlockRef, type ChainSource, type RangeResult, type SeenTransfer, type WatchSet } from '../source.ts';
+import { ChainError } from '../../domain/errors.ts';
 
 /** Where raw blocks come from: an Esplora REST API (esplora-fetcher.ts) or Bitcoin Core's JSON-RPC (core-fetcher.ts). */
 export interface BlockFetcher {
@@ -14,7 +15,7 @@ export interface BlockFetcher {
 }
 
 /** A block that fails its own checks (merkle root, proof of work): a node or API that cannot be trusted. */
-export class InvalidBlockError extends Error {
+export class InvalidBlockError extends ChainError {
   override readonly name = 'InvalidBlockError';
 }
 

@@ -3,6 +3,7 @@ import { RpcUnsupportedError } from '../evm/rpc.ts';
 import { backoffMs, RpcAborted, sleep } from '../retry.ts';
 import { recordRpcCall } from '../rpc-metrics.ts';
 import { HEX64, type BlockFetcher } from './bitcoin-source.ts';
+import { ChainError } from '../../domain/errors.ts';
 
 // Bitcoin Core's JSON-RPC, for operators who run their own node: getblockcount, getblockhash,
 // getblockheader <hash> false and getblock <hash> 0 (raw hex), the same raw bytes the Esplora path
@@ -14,7 +15,7 @@ const RPC_IN_WARMUP = -28;
 const RPC_INVALID_PARAMETER = -8; // getblockhash: "Block height out of range"
 const RPC_METHOD_NOT_FOUND = -32601;
 
-export class CoreRpcError extends Error {
+export class CoreRpcError extends ChainError {
   override readonly name = 'CoreRpcError';
   constructor(
     message: string,

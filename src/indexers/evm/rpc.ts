@@ -3,14 +3,15 @@ import type { z } from 'zod';
 import type { Logger } from '../../logger.ts';
 import { backoffMs, RpcAborted, sleep } from '../retry.ts';
 import { endpointOrigin, faultCause, recordRpcCall, reportRpcFault } from '../rpc-metrics.ts';
+import { ChainError } from '../../domain/errors.ts';
 
 /** The provider said the block range or result set is too large: split the request and retry. */
-export class RangeTooLargeError extends Error {
+export class RangeTooLargeError extends ChainError {
   override readonly name = 'RangeTooLargeError';
 }
 
 /** The node does not offer this method (or refuses its parameters): retrying cannot help. */
-export class RpcUnsupportedError extends Error {
+export class RpcUnsupportedError extends ChainError {
   override readonly name = 'RpcUnsupportedError';
 }
 
@@ -19,7 +20,7 @@ export class RpcUnsupportedError extends Error {
  * itself answered with an error object (e.g. geth's -32000 "finalized block not found"), undefined
  * for transport faults and malformed answers.
  */
-export class RpcGaveUpError extends Error {
+export class RpcGaveUpError extends ChainError {
   override readonly name = 'RpcGaveUpError';
   constructor(
     message: string,

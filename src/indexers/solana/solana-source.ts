@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { HttpClient } from '../http-client.ts';
 import { assertLinked, type BlockRef, type ChainSource, type RangeResult, type SeenTransfer, type WatchSet } from '../source.ts';
+import { ChainError } from '../../domain/errors.ts';
 
 /** getGenesisHash of each Solana cluster: the indexer refuses an endpoint serving another one. */
 export const SOLANA_GENESIS: Readonly<Record<string, string>> = {
@@ -82,7 +83,7 @@ const SignaturesSchema = z.array(z.looseObject({ signature: z.string(), slot: z.
 type SolanaBlock = z.infer<typeof BlockSchema>;
 type SolanaTx = z.infer<typeof TxSchema>;
 
-export class SolanaRpcError extends Error {
+export class SolanaRpcError extends ChainError {
   override readonly name = 'SolanaRpcError';
 }
 

@@ -1,6 +1,7 @@
 import { Address } from '@ton/core';
 import { z } from 'zod';
 import type { HttpClient } from '../http-client.ts';
+import { ChainError } from '../../domain/errors.ts';
 
 // toncenter API v3 (TON Index, https://toncenter.com/api/v3; OpenAPI in ton-org/docs
 // ecosystem/rpc/toncenter/v3.yaml): the masterchain head, masterchain blocks, transactions of a list
@@ -88,7 +89,7 @@ export const PAGE = 1000;
 export const ACCOUNTS_PER_CALL = 100;
 
 /** A toncenter answer the reader cannot use (malformed, or missing what it must hold): logged and retried. */
-export class TonApiError extends Error {
+export class TonApiError extends ChainError {
   override readonly name = 'TonApiError';
 }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { HttpClient } from '../http-client.ts';
+import { ChainError } from '../../domain/errors.ts';
 
 // java-tron's HTTP API (framework/src/main/java/org/tron/core/services/http/*Servlet.java, served
 // by every full node and by TronGrid at https://api.trongrid.io): blocks as protocol.Block rendered
@@ -48,7 +49,7 @@ const BlockIdSchema = z.looseObject({ blockID: hash });
 /** java-tron serves at most this many blocks per getblockbylimitnext (BLOCK_LIMIT_NUM). */
 export const BLOCKS_PER_CALL = 100;
 
-export class TronApiError extends Error {
+export class TronApiError extends ChainError {
   override readonly name = 'TronApiError';
 }
 
