@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { stripTypeScriptTypes } from 'node:module';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +17,7 @@ import { trackChild } from '../helpers/children.ts';
 import { docBlocks, RUNNABLE_LANGS, runShell, type DocBlock } from '../helpers/doc-examples.ts';
 import { spawnServe } from '../helpers/serve-process.ts';
 import { writeConfigFile } from '../helpers/indexer-process.ts';
+import { closedPort } from '../helpers/webhook-receiver.ts';
 
 // The docs' examples run as written (README.md and docs/*.md): JSON examples parse, YAML config
 // snippets pass `config check`, and the shell and code examples that can run on one machine run
@@ -41,13 +41,6 @@ function find(name: string): DocBlock {
   return hits[0]!;
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
 
 /** A sandbox: a temp dir, a `chaingate` on PATH, a fresh SQLite database, a free port. */
 async function sandbox(t: { after(fn: () => void): void }) {
@@ -57,7 +50,7 @@ async function sandbox(t: { after(fn: () => void): void }) {
   mkdirSync(bin);
   writeFileSync(join(bin, 'chaingate'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
   chmodSync(join(bin, 'chaingate'), 0o755);
-  const port = await freePort();
+  const port = await closedPort();
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('CHAINGATE_') && k !== 'NODE_TEST_CONTEXT') env[k] = v;
   Object.assign(env, {

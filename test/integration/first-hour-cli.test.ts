@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -15,6 +14,7 @@ import { BIN, runCli, type CliResult } from '../helpers/cli.ts';
 import { trackChild } from '../helpers/children.ts';
 import { skipUnless } from '../helpers/databases.ts';
 import { docFiles } from '../helpers/doc-examples.ts';
+import { closedPort } from '../helpers/webhook-receiver.ts';
 
 // The first hour of a new user (issue 29), run as they would: the real bin/chaingate from a fresh
 // folder, checking what they see (stdout, stderr, the exit code) and what is left on disk.
@@ -45,13 +45,6 @@ function oneLine(res: CliResult, code: number, pattern: RegExp, what: string): v
   assert.equal(res.stdout, '', `${what}: nothing on stdout`);
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
 
 const READ_ONLY: string[][] = [
   ['status'],
@@ -117,7 +110,7 @@ describe('commands that only read never write (issue 29, item 2)', () => {
 
   test('the devnet prints what points status at it, and serves on --port', { timeout: 240_000 }, async (t) => {
     const dir = freshDir(t);
-    const port = await freePort();
+    const port = await closedPort();
     const { NODE_TEST_CONTEXT: _ctx, ...env } = process.env;
     for (const k of Object.keys(env)) if (k.startsWith('CHAINGATE_')) delete env[k];
     const devnet = spawn(process.execPath, [BIN, 'devnet', '--port', String(port)], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -11,6 +11,7 @@ import { createTestDatabase, DIALECTS, skipUnless } from '../helpers/databases.t
 import { REQUIRED_CONFIRMATIONS, startEvmWorld } from '../helpers/evm-world.ts';
 import { spawnIndexer, waitFor, writeConfigFile, type IndexerProcess } from '../helpers/indexer-process.ts';
 import { spawnServe } from '../helpers/serve-process.ts';
+import { sample } from '../helpers/prometheus.ts';
 
 // An indexer whose endpoint does not answer says so everywhere: its start-up line names chain,
 // network and endpoint (never a key), every retried call names endpoint, method and cause, and
@@ -22,16 +23,6 @@ const PATH_KEY = 'c0ffee0123456789abcdef0123456789';
 const QUERY_KEY = 'q5ecretQueryKey987';
 const HEADER_KEY = 'toncenter-secret-header-key';
 
-/** The value of one series in Prometheus text (labels in any order), or undefined. */
-function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
-  for (const line of text.split('\n')) {
-    const m = /^([a-z_:]+)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const have = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
-    if (Object.entries(labels).every(([k, v]) => have[k] === v)) return Number(m[3]);
-  }
-  return undefined;
-}
 
 /** The JSON log lines of a process's output (stderr), and its other lines (stdout). */
 function lines(output: string): { logs: Record<string, unknown>[]; plain: string[] } {
