@@ -1,6 +1,6 @@
 import type { ResolvedNetwork } from '../chains/registry.ts';
 import { UsageError } from '../domain/errors.ts';
-import { RpcUnsupportedError } from './evm/rpc.ts';
+import { RpcUnsupportedError } from './source.ts';
 
 /** The config key of a network's endpoint, as error messages name it. */
 export function endpoint(network: ResolvedNetwork, key: 'rpcUrl' | 'apiUrl' = 'rpcUrl'): string {

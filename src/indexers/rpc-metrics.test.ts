@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import { pino } from 'pino';
+import { createCoreFetcher } from './bitcoin/core-fetcher.ts';
 import { createRpc } from './evm/rpc.ts';
 import { createHttpClient } from './http-client.ts';
 import { RpcAborted } from './retry.ts';
@@ -99,4 +100,28 @@ test('every retried call names the endpoint, the method and the cause (HTTP stat
   });
   bounded.close();
   assert.deepEqual(faults, []);
+});
+
+test("Bitcoin Core's JSON-RPC names the endpoint (never its credentials), the method and the cause, and reports the fault", async (t) => {
+  const base = await misbehavingNode(t);
+  const faults: RpcFault[] = [];
+  t.after(onRpcFault((f) => faults.push(f)));
+  for (const c of [
+    { path: '/503', cause: 'HTTP 503' },
+    { path: '/hang', cause: 'timeout after 300 ms' },
+  ]) {
+    const r = recorder();
+    faults.length = 0;
+    const url = new URL(`${base}${c.path}`);
+    url.username = 'rpcuser';
+    url.password = 'secretpassword';
+    const core = createCoreFetcher({ url: url.toString(), timeoutMs: 300, log: r.log, maxBackoffMs: 5, signal: r.signal });
+    await assert.rejects(core.tipHeight(), RpcAborted);
+    assert.equal(r.logs.length, 3, c.path);
+    for (const line of r.logs) {
+      assert.deepEqual([line.endpoint, line.method, line.error], [base, 'getblockcount', c.cause], `${c.path}: ${JSON.stringify(line)}`);
+      assert.doesNotMatch(JSON.stringify(line), /secretpassword|rpcuser/);
+    }
+    assert.deepEqual(faults, [{ endpoint: base, method: 'getblockcount', cause: c.cause, attempts: 3 }], c.path);
+  }
 });

@@ -3,12 +3,11 @@ import { IndexerCursor } from '../db/entities/indexer-cursor.entity.ts';
 import type { Database } from '../db/orm.ts';
 import { NO_BLOCK_YET } from '../db/entities/indexer-cursor.entity.ts';
 import type { Logger } from '../logger.ts';
-import { RpcUnsupportedError } from './evm/rpc.ts';
 import { leaseOwnerId, ownerIsGone } from './lease-owner.ts';
 import { applyFinality, applyRange, DeepReorgError, hasInFlight, LeaseLostError, readCursor, rollbackTo, type ChainKey } from './ledger.ts';
 import { backoffMs, RpcAborted, sleep } from './retry.ts';
 import { faultText, onRpcFault, type RpcFault } from './rpc-metrics.ts';
-import { ReorgDuringFetch, type BlockRef, type ChainSource } from './source.ts';
+import { ReorgDuringFetch, RpcUnsupportedError, type BlockRef, type ChainSource } from './source.ts';
 import { createWatchSet } from './watch-set.ts';
 import { BaseError, ChainError } from '../domain/errors.ts';
 

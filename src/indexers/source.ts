@@ -84,6 +84,11 @@ export interface ChainSource {
 }
 
 /** A block changed under us while a range was being read; the caller re-checks the chain and retries. */
+/** The node does not offer a method the reader needs (or refuses its parameters): retrying cannot help. */
+export class RpcUnsupportedError extends ChainError {
+  override readonly name = 'RpcUnsupportedError';
+}
+
 export class ReorgDuringFetch extends ChainError {
   override readonly name = 'ReorgDuringFetch';
 }

@@ -1,7 +1,7 @@
 import type { Logger } from '../../logger.ts';
-import { RpcUnsupportedError } from '../evm/rpc.ts';
 import { backoffMs, RpcAborted, sleep } from '../retry.ts';
-import { recordRpcCall } from '../rpc-metrics.ts';
+import { endpointOrigin, faultCause, recordRpcCall, reportRpcFault } from '../rpc-metrics.ts';
+import { RpcUnsupportedError } from '../source.ts';
 import { HEX64, type BlockFetcher } from './bitcoin-source.ts';
 import { ChainError } from '../../domain/errors.ts';
 
@@ -31,6 +31,8 @@ export function createCoreFetcher(options: { url: string; timeoutMs: number; log
   url.username = '';
   url.password = '';
   const endpoint = url.toString();
+  // Named in logs and the indexer's last error: scheme, host and port only, never the credentials.
+  const origin = endpointOrigin(options.url);
   let id = 0;
 
   async function call<T>(method: string, params: unknown[], check: (v: unknown) => v is T): Promise<T> {
@@ -47,7 +49,7 @@ export function createCoreFetcher(options: { url: string; timeoutMs: number; log
           redirect: 'error',
         });
         const text = await res.text();
-        if (res.status === 401 || res.status === 403) throw new RpcUnsupportedError(`${method}: the node refused the credentials (HTTP ${res.status})`);
+        if (res.status === 401 || res.status === 403) throw new RpcUnsupportedError(`${method} at ${origin}: the node refused the credentials (HTTP ${res.status})`);
         type Answer = { result?: unknown; error?: { code?: unknown; message?: unknown } | null };
         let body: Answer | null;
         try {
@@ -59,7 +61,7 @@ export function createCoreFetcher(options: { url: string; timeoutMs: number; log
         if (body?.error && typeof body.error.code === 'number') {
           const code = body.error.code;
           const message = String(body.error.message ?? '');
-          if (code === RPC_METHOD_NOT_FOUND) throw new RpcUnsupportedError(`${method}: ${message}`);
+          if (code === RPC_METHOD_NOT_FOUND) throw new RpcUnsupportedError(`${method} at ${origin}: ${message}`);
           if (code !== RPC_IN_WARMUP) throw new CoreRpcError(`${method}: ${message} (${code})`, code);
           problem = `warming up: ${message}`;
         } else if (body && res.ok && 'result' in body && check(body.result)) {
@@ -70,11 +72,13 @@ export function createCoreFetcher(options: { url: string; timeoutMs: number; log
         }
       } catch (err) {
         if (err instanceof RpcUnsupportedError || err instanceof CoreRpcError) throw err;
-        problem = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+        problem = faultCause(err, options.timeoutMs);
       }
       recordRpcCall(method, false, startedAt);
+      const cause = problem.slice(0, 300);
+      reportRpcFault({ endpoint: origin, method, cause, attempts: attempt + 1 });
       const delay = backoffMs(attempt, options.maxBackoffMs ?? 30_000);
-      options.log.warn({ method, attempt: attempt + 1, retryInMs: Math.round(delay), error: problem.slice(0, 300) }, 'bitcoin node call failed; retrying');
+      options.log.warn({ endpoint: origin, method, attempt: attempt + 1, retryInMs: Math.round(delay), error: cause }, 'bitcoin node call failed; retrying');
       await sleep(delay, options.signal);
     }
   }

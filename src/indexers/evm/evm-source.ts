@@ -1,9 +1,9 @@
 import { getAddress, id as keccakId, zeroPadValue } from 'ethers';
 import type { Logger } from '../../logger.ts';
 import { finalizedReader } from './finality.ts';
-import { RangeTooLargeError, RpcUnsupportedError, type Rpc } from './rpc.ts';
+import { RangeTooLargeError, type Rpc } from './rpc.ts';
 import { BlockSchema, LogsSchema, quantity, ReceiptStatusSchema, TraceBlockSchema, TraceFrameSchema, type RpcBlock, type RpcLog, type RpcTx, type TraceFrame } from './schemas.ts';
-import { assertLinked, ReorgDuringFetch, type BlockRef, type ChainSource, type RangeResult, type SeenTransfer, type WatchSet } from '../source.ts';
+import { assertLinked, ReorgDuringFetch, RpcUnsupportedError, type BlockRef, type ChainSource, type RangeResult, type SeenTransfer, type WatchSet } from '../source.ts';
 
 export { LogsSchema } from './schemas.ts';
 export const TRANSFER_TOPIC = keccakId('Transfer(address,address,uint256)');

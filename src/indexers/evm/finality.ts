@@ -1,5 +1,6 @@
 import type { Logger } from '../../logger.ts';
-import { RpcGaveUpError, RpcUnsupportedError, type Rpc } from './rpc.ts';
+import { RpcUnsupportedError } from '../source.ts';
+import { RpcGaveUpError, type Rpc } from './rpc.ts';
 import { BlockNumberSchema } from './schemas.ts';
 
 // The `finalized` block tag (eth_getBlockByNumber("finalized", false)). Nodes that cannot answer it

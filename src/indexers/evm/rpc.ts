@@ -4,15 +4,11 @@ import type { Logger } from '../../logger.ts';
 import { backoffMs, RpcAborted, sleep } from '../retry.ts';
 import { endpointOrigin, faultCause, recordRpcCall, reportRpcFault } from '../rpc-metrics.ts';
 import { ChainError } from '../../domain/errors.ts';
+import { RpcUnsupportedError } from '../source.ts';
 
 /** The provider said the block range or result set is too large: split the request and retry. */
 export class RangeTooLargeError extends ChainError {
   override readonly name = 'RangeTooLargeError';
-}
-
-/** The node does not offer this method (or refuses its parameters): retrying cannot help. */
-export class RpcUnsupportedError extends ChainError {
-  override readonly name = 'RpcUnsupportedError';
 }
 
 /**
