@@ -67,6 +67,14 @@ function deletedDatabaseFiles(pid: number, path: string): string[] {
   return out;
 }
 
+test('no source file opens a file descriptor of its own (closing one would drop SQLite’s locks on it)', () => {
+  const src = new URL('../../src/', import.meta.url);
+  const offending = (readdirSync(src, { recursive: true }) as string[])
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+    .filter((f) => /\b(openSync|fs\.open|fsyncSync|fdatasync)\b|from 'node:fs\/promises'|['"`]-(wal|shm)['"`]/.test(readFileSync(new URL(f, src), 'utf8')));
+  assert.deepEqual(offending, []);
+});
+
 describe('the SQLite database under operators’ tools', () => {
   test('an sqlite3 read and a .backup during a 16-connection load, then kill -9, 10 times: every 201 kept, integrity ok, WAL never deleted', async (t) => {
     const shop = await newShop();
