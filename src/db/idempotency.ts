@@ -143,7 +143,7 @@ export async function existingKey(db: Database, input: { merchantId: string; key
   if (!existing) return null;
   const abandoned = existing.state === 'IN_FLIGHT' && dateOf(existing.created_at).getTime() <= now.getTime() - ABANDONED_AFTER_MS;
   if (dateOf(existing.expires_at) <= now || abandoned) {
-    await rawQuery(em, db.dialect, 'delete from idempotency_record where id = ? and (expires_at <= ? or state = ?)', [existing.id, now, abandoned ? 'IN_FLIGHT' : '-']);
+    await retryOnLockConflict(() => rawQuery(em, db.dialect, 'delete from idempotency_record where id = ? and (expires_at <= ? or state = ?)', [existing.id, now, abandoned ? 'IN_FLIGHT' : '-']));
     return null;
   }
   if (existing.fingerprint !== input.fingerprint) return { kind: 'conflict' };

@@ -7,7 +7,7 @@ import { applyInvoiceFact } from './transitions.ts';
 import { applyExpiry, expiryDue } from './expiry.ts';
 import type { Database } from './orm.ts';
 import { COUNTER_SQL, nextReferenceId } from './reference-ids.ts';
-import { inTransaction } from './transaction.ts';
+import { inTransaction, retryOnLockConflict } from './transaction.ts';
 import type { InsertAfterClaim } from './idempotency.ts';
 import type { Dialect } from './orm.ts';
 import { formatReferenceId, referenceDay } from '../domain/reference-id.ts';
@@ -275,6 +275,6 @@ export async function cancelInvoice(db: Database, invoiceId: string, merchantId:
 
 /** Public read: stamps viewedAt once (conditional, so concurrent first reads stamp it once). */
 export async function markViewed(db: Database, invoiceId: string, now = new Date()): Promise<void> {
-  // Bound parameters (one cached statement), the same single column nativeUpdate wrote.
-  await rawQuery(db.em(), db.dialect, 'update invoice set viewed_at = ? where id = ? and viewed_at is null', [now, invoiceId]);
+  // Bound parameters (one cached statement); tried again on a lost lock like every write of serve.
+  await retryOnLockConflict(() => rawQuery(db.em(), db.dialect, 'update invoice set viewed_at = ? where id = ? and viewed_at is null', [now, invoiceId]));
 }

@@ -2,6 +2,7 @@ import { openCommon } from '../../src/cli/context.ts';
 import type { Common } from '../../src/common.ts';
 import { createMerchant } from '../../src/db/merchants.ts';
 import { startDaemon, type Daemon } from '../../src/daemon/serve.ts';
+import { inTransaction } from '../../src/db/transaction.ts';
 import { signRequest } from '../../src/sdk/sign-request.ts';
 import { WalletAddress } from '../../src/db/entities/wallet-address.entity.ts';
 import { IndexerCursor } from '../../src/db/entities/indexer-cursor.entity.ts';
@@ -132,21 +133,24 @@ export async function startTestDaemon(
       return send(method, path, h, raw);
     },
     async seedPool(chain, addresses, isTestnet = false) {
-      const em = common.db.em();
-      for (const [i, address] of addresses.entries()) {
-        em.create(WalletAddress, { chain, isTestnet, address, source: 'test', derivationIndex: i, paymentId: null, leasedAt: null });
-      }
-      await em.flush();
+      // In a transaction that is tried again on a lost lock: serve's connection never sleeps on one,
+      // and an indexer process may be writing.
+      await inTransaction(common.db, async (em) => {
+        for (const [i, address] of addresses.entries()) {
+          em.create(WalletAddress, { chain, isTestnet, address, source: 'test', derivationIndex: i, paymentId: null, leasedAt: null });
+        }
+      });
     },
     async markIndexed(chain, options = {}) {
       const network = getNetwork(daemon.deps.registry, chain, options.testnet ?? false);
       const at = options.at ?? new Date();
-      const em = common.db.em();
       const fields = { headSeenAt: at, updatedAt: at, headNumber: '100', lastError: options.lastError ?? null, lastErrorAt: options.lastError ? at : null };
-      const updated = await em.nativeUpdate(IndexerCursor, { chain: network.chain, network: network.network }, fields);
-      if (updated === 0) {
-        await em.insert(IndexerCursor, { id: newId(), chain: network.chain, network: network.network, blockNumber: '100', blockHash: `0x${'ab'.repeat(32)}`, leaseOwner: null, leaseUntil: null, blockTime: null, finalizedNumber: null, ...fields });
-      }
+      await inTransaction(common.db, async (em) => {
+        const updated = await em.nativeUpdate(IndexerCursor, { chain: network.chain, network: network.network }, fields);
+        if (updated === 0) {
+          await em.insert(IndexerCursor, { id: newId(), chain: network.chain, network: network.network, blockNumber: '100', blockHash: `0x${'ab'.repeat(32)}`, leaseOwner: null, leaseUntil: null, blockTime: null, finalizedNumber: null, ...fields });
+        }
+      });
     },
   };
 }

@@ -8,7 +8,7 @@ import { WebhookEvent } from '../../db/entities/webhook-event.entity.ts';
 import { addDelivery, eventPayload } from '../../db/events.ts';
 import { getMerchantOrThrow } from '../../db/merchants.ts';
 import type { Database } from '../../db/orm.ts';
-import { inTransaction } from '../../db/transaction.ts';
+import { inTransaction, retryOnLockConflict } from '../../db/transaction.ts';
 import { UsageError } from '../../domain/errors.ts';
 import type { PostResult } from './post.ts';
 
@@ -51,7 +51,7 @@ export async function claimDueDeliveries(
   const claimed: string[] = [];
   for (const { id } of candidates) {
     if (claimed.length >= input.limit) break;
-    const changed = await em.nativeUpdate(WebhookDelivery, { $and: [{ id }, dueFilter(now)] }, lease);
+    const changed = await retryOnLockConflict(() => em.nativeUpdate(WebhookDelivery, { $and: [{ id }, dueFilter(now)] }, lease));
     if (changed === 1) claimed.push(id);
   }
   return claimed;
@@ -118,10 +118,12 @@ export async function recordAttempt(db: Database, rec: AttemptRecord): Promise<b
  */
 export async function releaseLease(db: Database, input: { deliveryIds: string[]; owner: string }): Promise<void> {
   if (input.deliveryIds.length === 0) return;
-  await db.em().nativeUpdate(
-    WebhookDelivery,
-    { id: { $in: input.deliveryIds }, leaseOwner: input.owner, state: 'PENDING' },
-    { leaseOwner: null, leaseUntil: null, updatedAt: new Date() },
+  await retryOnLockConflict(() =>
+    db.em().nativeUpdate(
+      WebhookDelivery,
+      { id: { $in: input.deliveryIds }, leaseOwner: input.owner, state: 'PENDING' },
+      { leaseOwner: null, leaseUntil: null, updatedAt: new Date() },
+    ),
   );
 }
 
