@@ -29,6 +29,9 @@ export function migrationsPath(dialect: Dialect): string {
   return resolve(MIGRATIONS_ROOT, dialect);
 }
 
+/** How long a PostgreSQL statement waits for a lock another session holds (lock_timeout). */
+export const PG_LOCK_TIMEOUT_MS = 5_000;
+
 /** Prepared SQLite statements kept per connection (least recently used dropped first). */
 const STATEMENT_CACHE_SIZE = 100;
 /**
@@ -124,7 +127,15 @@ export async function openDatabase(url: string, options: { debug?: boolean; pool
     }
   } else {
     const { MikroORM: PgORM } = await import('@mikro-orm/postgresql');
-    orm = await PgORM.init({ ...common, clientUrl: url, pool: { min: 0, max: options.poolMax ?? 10 }, ensureDatabase: options.createDatabase === true });
+    orm = await PgORM.init({
+      ...common,
+      clientUrl: url,
+      pool: { min: 0, max: options.poolMax ?? 10 },
+      ensureDatabase: options.createDatabase === true,
+      // Every pooled connection (MikroORM's and the raw statements') gives up on a lock after this,
+      // so another session's LOCK TABLE makes a write a retried 55P03 (then DATABASE_BUSY), not a hang.
+      driverOptions: { options: `-c lock_timeout=${PG_LOCK_TIMEOUT_MS}` },
+    });
   }
   return {
     orm,
