@@ -2,11 +2,9 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { signRequest } from '../../src/sdk/sign-request.ts';
-import { runCli } from '../helpers/cli.ts';
-import { createTestDatabase, skipUnless } from '../helpers/databases.ts';
-import { writeConfigFile } from '../helpers/indexer-process.ts';
+import { skipUnless } from '../helpers/databases.ts';
 import { spawnServe } from '../helpers/serve-process.ts';
+import { createInvoice, newShop } from '../helpers/serve-shop.ts';
 
 // Another session holding a lock on PostgreSQL (an operator's LOCK TABLE, a long migration) makes
 // serve's writes wait at most lock_timeout, then answer 503 DATABASE_BUSY: never a hang, and the
@@ -14,22 +12,17 @@ import { spawnServe } from '../helpers/serve-process.ts';
 
 describe('a table lock held by another PostgreSQL session', { skip: await skipUnless('postgresql') }, () => {
   test('writes get 503 DATABASE_BUSY within seconds, /healthz answers, and after the release they succeed', async (t) => {
-    const tdb = await createTestDatabase('postgresql');
-    t.after(() => tdb.drop());
-    const env = { CHAINGATE_DATABASE_URL: tdb.url, CHAINGATE_MASTER_KEY: 'k'.repeat(64), CHAINGATE_CONFIG: writeConfigFile({ rateLimit: { enabled: false } }) };
-    assert.equal((await runCli(['migrate'], env)).code, 0);
-    const creds = JSON.parse((await runCli(['merchant', 'create', '--name', 'Lock Shop', '--json'], env)).stdout) as { apiKey: string; apiSecret: string };
-    const serve = await spawnServe(env);
+    const shop = await newShop('postgresql', 'Lock Shop');
+    t.after(() => shop.drop());
+    const serve = await spawnServe(shop.env);
     t.after(() => serve.stop());
     const create = async () => {
-      const orderId = randomUUID();
-      const body = JSON.stringify({ orderId, amount: '2500', currency: 'USD' });
-      const res = await fetch(`${serve.url}/api/v1/invoices`, { method: 'POST', headers: signRequest({ ...creds, method: 'POST', path: '/api/v1/invoices', body, idempotencyKey: orderId }), body, signal: AbortSignal.timeout(30_000) });
+      const res = await createInvoice(serve.url, shop.creds, randomUUID(), undefined, { signal: AbortSignal.timeout(30_000) });
       return { status: res.status, retryAfter: res.headers.get('retry-after'), code: ((await res.json()) as { error?: { code: string } }).error?.code };
     };
     assert.equal((await create()).status, 201);
 
-    const holder = new pg.Client({ connectionString: tdb.url });
+    const holder = new pg.Client({ connectionString: shop.url });
     await holder.connect();
     await holder.query('begin');
     await holder.query('lock table invoice in access exclusive mode');

@@ -2,48 +2,28 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import Sqlite from 'better-sqlite3';
-import { signRequest } from '../../src/sdk/sign-request.ts';
-import { BIN, runCli } from '../helpers/cli.ts';
+import { BIN } from '../helpers/cli.ts';
 import { trackChild } from '../helpers/children.ts';
-import { writeConfigFile } from '../helpers/indexer-process.ts';
 import { spawnServe, type ServeProcess } from '../helpers/serve-process.ts';
+import { createInvoice, newShop, type Shop } from '../helpers/serve-shop.ts';
 
 // The embedded database under an operator's everyday tools (issue 27): an `sqlite3` shell, a
 // `.backup`, a held write lock, a kill -9. Real `serve` processes on real files; the sqlite3 and
 // strace binaries are Debian's (.ci/run installs them).
 
-interface Creds {
-  apiKey: string;
-  apiSecret: string;
-}
-
-interface Shop {
-  dir: string;
+interface IntegrityShop extends Shop {
+  /** The database file and the folder it is in (backups go beside it). */
   path: string;
-  env: Record<string, string>;
-  creds: Creds;
+  dir: string;
 }
 
-async function newShop(): Promise<Shop> {
-  const dir = mkdtempSync(join(tmpdir(), 'cg-integrity-'));
-  const path = join(dir, 'chaingate.db');
-  const env = {
-    CHAINGATE_DATABASE_URL: `sqlite:${path}`,
-    CHAINGATE_MASTER_KEY: 'k'.repeat(64),
-    CHAINGATE_CONFIG: writeConfigFile({ rateLimit: { enabled: false } }),
-  };
-  const made = await runCli(['merchant', 'create', '--name', 'Integrity Shop', '--json'], env);
-  assert.equal(made.code, 0, made.stderr);
-  return { dir, path, env, creds: JSON.parse(made.stdout) as Creds };
-}
-
-async function createInvoice(url: string, creds: Creds, orderId: string, key = orderId): Promise<Response> {
-  const body = JSON.stringify({ orderId, amount: '2500', currency: 'USD' });
-  return fetch(`${url}/api/v1/invoices`, { method: 'POST', headers: signRequest({ ...creds, method: 'POST', path: '/api/v1/invoices', body, idempotencyKey: key }), body });
+async function newSqliteShop(): Promise<IntegrityShop> {
+  const shop = await newShop('sqlite', 'Integrity Shop');
+  const path = shop.url.slice('sqlite:'.length);
+  return { ...shop, path, dir: dirname(path) };
 }
 
 function sqlite3(path: string, command: string): Promise<string> {
@@ -77,8 +57,8 @@ test('no source file opens a file descriptor of its own (closing one would drop 
 
 describe('the SQLite database under operators’ tools', () => {
   test('an sqlite3 read and a .backup during a 16-connection load, then kill -9, 10 times: every 201 kept, integrity ok, WAL never deleted', async (t) => {
-    const shop = await newShop();
-    t.after(() => rmSync(shop.dir, { recursive: true, force: true }));
+    const shop = await newSqliteShop();
+    t.after(() => shop.drop());
     const answered = new Set<string>();
     for (let round = 0; round < 10; round++) {
       const serve = await spawnServe(shop.env);
@@ -120,8 +100,8 @@ describe('the SQLite database under operators’ tools', () => {
   });
 
   test('a write lock held 12 s by another process: /healthz answers within 1 s, writes get 201 or 503 DATABASE_BUSY, every 201 readable after', async (t) => {
-    const shop = await newShop();
-    t.after(() => rmSync(shop.dir, { recursive: true, force: true }));
+    const shop = await newSqliteShop();
+    t.after(() => shop.drop());
     const serve = await spawnServe(shop.env);
     t.after(() => serve.stop());
     assert.equal((await createInvoice(serve.url, shop.creds, randomUUID())).status, 201);
@@ -178,8 +158,8 @@ describe('the SQLite database under operators’ tools', () => {
   });
 
   test('every acknowledged creation was synced to disk first (strace counts the WAL syncs)', async (t) => {
-    const shop = await newShop();
-    t.after(() => rmSync(shop.dir, { recursive: true, force: true }));
+    const shop = await newSqliteShop();
+    t.after(() => shop.drop());
     const trace = join(shop.dir, 'strace.txt');
     const base: Record<string, string> = {};
     for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('CHAINGATE_')) base[k] = v;
@@ -208,8 +188,8 @@ describe('the SQLite database under operators’ tools', () => {
   });
 
   test('the database, its WAL and its SHM are created private (0600)', async (t) => {
-    const shop = await newShop();
-    t.after(() => rmSync(shop.dir, { recursive: true, force: true }));
+    const shop = await newSqliteShop();
+    t.after(() => shop.drop());
     const serve: ServeProcess = await spawnServe(shop.env);
     t.after(() => serve.stop());
     assert.equal((await createInvoice(serve.url, shop.creds, randomUUID())).status, 201);
