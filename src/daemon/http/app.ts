@@ -130,7 +130,6 @@ export function createHttpApp(options: AppOptions): FastifyInstance {
     // While closing, new requests get an enveloped 503 from the onRequest hook below instead.
     return503OnClosing: false,
     forceCloseConnections: 'idle',
-    requestTimeout: options.requestTimeoutMs ?? 70_000,
     // Errors below the HTTP parser (bad header bytes, oversized headers, a timeout) get the envelope too.
     clientErrorHandler: (err: NodeJS.ErrnoException, socket) => {
       if (!socket.writable) return socket.destroy();
