@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Common } from '../common.ts';
 import { sweepExpired } from '../db/expiry.ts';
-import { sleepOnLocks } from '../db/orm.ts';
+import { neverSleepOnLocks } from '../db/orm.ts';
 import { purgeExpiredKeys } from '../db/idempotency.ts';
 import { createHttpApp } from './http/app.ts';
 import { gatewayPlugin } from './http/gateway/plugin.ts';
@@ -179,7 +179,7 @@ export async function startDaemon(common: Common, options: { schedule?: boolean;
   const deps = createDeps(common);
   const { config, log, db } = common;
   // Another process's write lock is waited for between attempts, never by sleeping on the event loop.
-  await sleepOnLocks(db, false);
+  await neverSleepOnLocks(db);
   const metrics = config.metrics.enabled ? createDaemonMetrics(db, deps.registry) : null;
   const app = await buildDaemonApp(deps, metrics ?? undefined);
   let draining = false;

@@ -46,19 +46,19 @@ const PAGE_CACHE_KIB = 2000;
  * FULL so a commit is on disk before it is answered (in WAL mode NORMAL defers the fsync to the next
  * checkpoint, and a power cut could roll back acknowledged writes); SQLite checkpoints on its own
  * (wal_autocheckpoint, its default of 1,000 pages). Writers queue on busy_timeout, except the
- * daemon's, which never sleeps on a lock (sleepOnLocks). Savepoint journals (one per write of a
+ * daemon's, which never sleeps on a lock (neverSleepOnLocks). Savepoint journals (one per write of a
  * group commit) stay in memory rather than in a temporary file each.
  */
 const SQLITE_PRAGMAS = ['journal_mode = wal', 'synchronous = full', 'busy_timeout = 10000', `cache_size = -${PAGE_CACHE_KIB}`, 'temp_store = memory'];
 
 /**
- * Whether this process's SQLite connection may sleep on another process's lock (busy_timeout).
- * The daemon turns it off: a sleeping better-sqlite3 call would hold its event loop (and /healthz)
- * for the whole wait; its writes wait between attempts instead (src/db/transaction.ts).
+ * The daemon's SQLite connection never sleeps on another process's lock (busy_timeout 0): a
+ * sleeping better-sqlite3 call would hold its event loop (and /healthz) for the whole wait; its
+ * writes wait between attempts instead (src/db/transaction.ts).
  */
-export async function sleepOnLocks(db: Database, sleep: boolean): Promise<void> {
+export async function neverSleepOnLocks(db: Database): Promise<void> {
   if (db.dialect !== 'sqlite') return;
-  (await nativeSqlite(db.orm.em as unknown as EntityManager)).prepare(`pragma busy_timeout = ${sleep ? 10_000 : 0}`).get();
+  (await nativeSqlite(db.orm.em as unknown as EntityManager)).prepare('pragma busy_timeout = 0').get();
 }
 
 /**
