@@ -7,9 +7,9 @@
 //   BENCH_OPEN=10,1000,10000 npm run bench:ton
 import { randomBytes } from 'node:crypto';
 import { Address } from '@ton/core';
-import { createHttpClient } from '../src/indexers/http-client.ts';
-import { createTonSource } from '../src/indexers/ton/ton-source.ts';
-import { createToncenterV3 } from '../src/indexers/ton/toncenter-v3.ts';
+import { createHttpClient } from '../src/families/http-client.ts';
+import { createTonSource } from '../src/families/ton/ton-source.ts';
+import { createToncenterV3 } from '../src/families/ton/toncenter-v3.ts';
 import { createLogger } from '../src/logger.ts';
 import { startTonNode } from '../test/helpers/toncenter-node.ts';
 

@@ -6,19 +6,20 @@ import { dirname, relative, resolve } from 'node:path';
 import { HDNodeWallet, Mnemonic } from 'ethers';
 import { sqlitePath } from '../src/config/database-url.ts';
 import { openCommon } from '../src/cli/context.ts';
-import { deriveAddresses } from '../src/chains/derive.ts';
-import { getNetwork, resolveRegistry } from '../src/chains/registry.ts';
+import { deriveAddresses } from '../src/families/derive.ts';
+import { getNetwork} from '../src/chains/registry.ts';
 import { createInvoice } from '../src/db/invoices.ts';
 import { createMerchant } from '../src/db/merchants.ts';
 import { inTransaction } from '../src/db/transaction.ts';
 import { addToPool } from '../src/db/wallet-pool.ts';
+import { resolveChains } from '../src/families/families.ts';
 
 const url = process.env.CHAINGATE_DATABASE_URL ?? 'sqlite:./data/demo.db';
 const common = await openCommon({ env: { ...process.env, CHAINGATE_DATABASE_URL: url, CHAINGATE_LOG_LEVEL: 'warn' } });
 try {
   const phrase = Mnemonic.fromPhrase('abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about');
   const account = (path: string) => HDNodeWallet.fromMnemonic(phrase, path).neuter().extendedKey;
-  const registry = resolveRegistry(common.config.chains);
+  const registry = resolveChains(common.config.chains);
   const keys: Record<string, string> = {
     ethereum: account("m/44'/60'/0'"),
     polygon: account("m/44'/60'/0'"),

@@ -1,5 +1,4 @@
-import type { ChainFamily } from './registry.ts';
-import type { ChainSlug } from './slugs.ts';
+import type { ChainFamily, ChainSlug } from './slugs.ts';
 
 // The built-in chain and token registry, as data. Operators override any of it under
 // `chains.<slug>.<mainnet|testnet>` (see docs/chains.md); src/chains/registry.ts does the merge.

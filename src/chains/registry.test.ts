@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { UsageError } from '../domain/errors.ts';
-import { availableCurrencies, findToken, getNetwork, isEvm, pollIntervalMs, resolveRegistry } from './registry.ts';
+import { availableCurrencies, findToken, getNetwork, isEvm, pollIntervalMs } from './registry.ts';
 import { CHAIN_SLUGS, isChainSlug } from './slugs.ts';
-import { validateAddress } from './validate-address.ts';
+import { resolveChains, validateAddress } from '../families/families.ts';
 
 const SPEC_MATRIX: Record<string, string[]> = {
   ethereum: ['ETH', 'USDT', 'USDC'],
@@ -20,7 +20,7 @@ const SPEC_MATRIX: Record<string, string[]> = {
 };
 
 test('the mainnet registry carries exactly the spec token matrix', () => {
-  const registry = resolveRegistry({});
+  const registry = resolveChains({});
   assert.deepEqual([...CHAIN_SLUGS].sort(), Object.keys(SPEC_MATRIX).sort());
   for (const slug of CHAIN_SLUGS) {
     assert.deepEqual(
@@ -32,7 +32,7 @@ test('the mainnet registry carries exactly the spec token matrix', () => {
 });
 
 test('the spec-fixed confirmation counts and block times hold', () => {
-  const registry = resolveRegistry({});
+  const registry = resolveChains({});
   assert.equal(getNetwork(registry, 'ethereum', false).requiredConfirmations, 12);
   assert.equal(getNetwork(registry, 'polygon', false).requiredConfirmations, 128);
   assert.equal(getNetwork(registry, 'bitcoin', false).requiredConfirmations, 3);
@@ -43,7 +43,7 @@ test('the spec-fixed confirmation counts and block times hold', () => {
 });
 
 test('every network has a name, label, rpc url and positive numbers; testnets are never MAINNET', () => {
-  const registry = resolveRegistry({});
+  const registry = resolveChains({});
   for (const slug of CHAIN_SLUGS) {
     for (const testnet of [false, true]) {
       const n = getNetwork(registry, slug, testnet);
@@ -58,7 +58,7 @@ test('every network has a name, label, rpc url and positive numbers; testnets ar
 });
 
 test('every built-in token address passes its family validator unchanged', () => {
-  const registry = resolveRegistry({});
+  const registry = resolveChains({});
   for (const slug of CHAIN_SLUGS) {
     for (const testnet of [false, true]) {
       const n = getNetwork(registry, slug, testnet);
@@ -72,7 +72,7 @@ test('every built-in token address passes its family validator unchanged', () =>
 });
 
 test('well-known token facts: Ethereum USDT has 6 decimals, BSC pegged stablecoins have 18', () => {
-  const registry = resolveRegistry({});
+  const registry = resolveChains({});
   assert.deepEqual(findToken(getNetwork(registry, 'ethereum', false), 'USDT'), {
     symbol: 'USDT',
     decimals: 6,
@@ -87,8 +87,8 @@ test('well-known token facts: Ethereum USDT has 6 decimals, BSC pegged stablecoi
   assert.deepEqual(getNetwork(registry, 'ethereum', true).tokens.map((t) => t.symbol), ['ETH', 'USDC']);
 });
 
-test('resolveRegistry() merges overrides per chain and network', () => {
-  const registry = resolveRegistry({
+test('resolveChains() merges overrides per chain and network', () => {
+  const registry = resolveChains({
     ethereum: {
       mainnet: {
         rpcUrl: 'https://rpc.example.org/eth',
@@ -123,9 +123,9 @@ test('resolveRegistry() merges overrides per chain and network', () => {
   assert.deepEqual(bscTest.tokens.map((t) => t.symbol), ['BNB', 'USDT']);
 });
 
-test('resolveRegistry() names the offending key', () => {
-  const fails = (overrides: Parameters<typeof resolveRegistry>[0], pattern: RegExp) =>
-    assert.throws(() => resolveRegistry(overrides), (e: unknown) => e instanceof UsageError && pattern.test(e.message));
+test('resolveChains() names the offending key', () => {
+  const fails = (overrides: Parameters<typeof resolveChains>[0], pattern: RegExp) =>
+    assert.throws(() => resolveChains(overrides), (e: unknown) => e instanceof UsageError && pattern.test(e.message));
   fails({ foo: {} }, /^chains\.foo: unknown chain slug/);
   fails({ ethereum: { mainnet: { tokens: { USDT: { address: '0x9858efFD232B4033E47d90003D41EC34EcaEda94' } } } } }, /^chains\.ethereum\.mainnet\.tokens\.USDT\.address: .*checksum/);
   fails({ bitcoin: { mainnet: { tokens: { USDT: { address: 'x' } } } } }, /^chains\.bitcoin\.mainnet\.tokens\.USDT: Bitcoin does not carry USDT/);
@@ -138,7 +138,7 @@ test('resolveRegistry() names the offending key', () => {
 });
 
 test('getNetwork() refuses unknown slugs; isEvm and isChainSlug read the registry', () => {
-  const registry = resolveRegistry({});
+  const registry = resolveChains({});
   assert.throws(() => getNetwork(registry, 'dogecoin', false), UsageError);
   assert.equal(getNetwork(registry, 'polygon', true).network, 'AMOY');
   assert.equal(getNetwork(registry, 'bitcoin', true).network, 'TESTNET4');
@@ -149,14 +149,14 @@ test('getNetwork() refuses unknown slugs; isEvm and isChainSlug read the registr
 });
 
 test('pollIntervalMs() follows the block time with a 5 s floor', () => {
-  const registry = resolveRegistry({});
+  const registry = resolveChains({});
   assert.equal(pollIntervalMs(getNetwork(registry, 'arbitrum', false)), 5_000);
   assert.equal(pollIntervalMs(getNetwork(registry, 'ethereum', false)), 12_000);
   assert.equal(pollIntervalMs(getNetwork(registry, 'bitcoin', false)), 600_000);
 });
 
 test('availableCurrencies() intersects the registry with the merchant choices', () => {
-  const registry = resolveRegistry({ avalanche: { enabled: false } });
+  const registry = resolveChains({ avalanche: { enabled: false } });
   const all = availableCurrencies(registry, { acceptedChains: null, acceptedCurrencies: null });
   assert.deepEqual(all.availableBlockchains, CHAIN_SLUGS.filter((s) => s !== 'avalanche'));
   assert.deepEqual(all.availableCurrencies.ethereum, ['ETH', 'USDT', 'USDC']);

@@ -1,16 +1,12 @@
-import { UsageError } from '../domain/errors.ts';
+import { InvalidAddressError, UsageError } from '../domain/errors.ts';
 import { CHAIN_DEFAULTS } from './chain-defaults.ts';
-import { CHAIN_SLUGS, isChainSlug, type ChainSlug } from './slugs.ts';
+import { CHAIN_SLUGS, isChainSlug, type ChainFamily, type ChainSlug } from './slugs.ts';
 import type { ChainDefaults, CoinSpec, NetworkDefaults } from './chain-defaults.ts';
 import type { ChainOverride, NetworkOverride } from './chain-config-schema.ts';
-import { InvalidAddressError } from './family-addresses.ts';
-import { validateAddress } from './validate-address.ts';
 
 // The resolved chain registry: built-in defaults (chain-defaults.ts) with the operator's
 // `chains:` config merged per chain and network. Everything chain-specific that the rest of the
 // program needs is read from here instead of being branched on by slug.
-
-export type ChainFamily = 'evm' | 'bitcoin' | 'tron' | 'solana' | 'ton';
 
 
 export interface TokenRef {
@@ -73,12 +69,18 @@ export interface AvailableCurrencies {
 }
 
 
+/**
+ * An address in its canonical form for its family and network, or InvalidAddressError: the chain
+ * families provide it (src/families/families.ts), so that this registry of data loads no family.
+ */
+export type CanonicalAddress = (family: ChainFamily, address: string, testnet: boolean, options: { kind: 'deposit' | 'contract'; network: string }) => string;
+
 export function isEvm(slug: string): boolean {
   return isChainSlug(slug) && CHAIN_DEFAULTS[slug].family === 'evm';
 }
 
 /** Builds the registry from the defaults and the operator's `chains:` config; throws UsageError naming the bad key. */
-export function resolveRegistry(overrides: Record<string, ChainOverride>): ResolvedRegistry {
+export function resolveRegistry(overrides: Record<string, ChainOverride>, canonicalAddress: CanonicalAddress): ResolvedRegistry {
   for (const key of Object.keys(overrides)) {
     if (!isChainSlug(key)) {
       throw new UsageError(`chains.${key}: unknown chain slug (known: ${CHAIN_SLUGS.join(', ')})`);
@@ -94,8 +96,8 @@ export function resolveRegistry(overrides: Record<string, ChainOverride>): Resol
       name: defaults.name,
       family: defaults.family,
       enabled,
-      mainnet: resolveNetwork(slug, defaults, false, enabled, override.mainnet ?? {}),
-      testnet: resolveNetwork(slug, defaults, true, enabled, override.testnet ?? {}),
+      mainnet: resolveNetwork(slug, defaults, false, enabled, override.mainnet ?? {}, canonicalAddress),
+      testnet: resolveNetwork(slug, defaults, true, enabled, override.testnet ?? {}, canonicalAddress),
     };
   }
   return { chains };
@@ -107,6 +109,7 @@ function resolveNetwork(
   testnet: boolean,
   enabled: boolean,
   override: NetworkOverride,
+  canonicalAddress: CanonicalAddress,
 ): ResolvedNetwork {
   const kind = testnet ? 'testnet' : 'mainnet';
   const at = `chains.${slug}.${kind}`;
@@ -115,7 +118,7 @@ function resolveNetwork(
 
   const address = (key: string, value: string, addressKind: 'deposit' | 'contract'): string => {
     try {
-      return validateAddress(chain.family, value, testnet, { kind: addressKind, network: override.network ?? defaults.network });
+      return canonicalAddress(chain.family, value, testnet, { kind: addressKind, network: override.network ?? defaults.network });
     } catch (error) {
       if (error instanceof InvalidAddressError) throw new UsageError(`${at}.${key}: ${error.message}`);
       throw error;

@@ -17,6 +17,9 @@ export const CHAIN_SLUGS = [
 
 export type ChainSlug = (typeof CHAIN_SLUGS)[number];
 
+/** The chain families: one folder each under src/families/ (docs/indexers.md, "Adding a chain family"). */
+export type ChainFamily = 'evm' | 'bitcoin' | 'tron' | 'solana' | 'ton';
+
 const SLUG_SET: ReadonlySet<string> = new Set(CHAIN_SLUGS);
 
 export function isChainSlug(value: string): value is ChainSlug {

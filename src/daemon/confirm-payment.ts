@@ -7,8 +7,8 @@ import { ObservedTransfer } from '../db/entities/observed-transfer.entity.ts';
 import { loadPayment } from '../db/payments.ts';
 import { recomputeCredit } from '../db/payment-transitions.ts';
 import { inTransaction } from '../db/transaction.ts';
-import { claimIsOffChain } from '../indexers/ledger.ts';
-import { PAYMENT_RECEIVED_TOPIC } from '../indexers/evm/evm-source.ts';
+import { claimIsOffChain } from '../indexer/ledger.ts';
+import { PAYMENT_RECEIVED_TOPIC } from '../families/evm/evm-source.ts';
 import type { DaemonDeps } from './deps.ts';
 
 export interface ConfirmResult {

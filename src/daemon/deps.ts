@@ -1,7 +1,8 @@
-import { resolveRegistry, type ResolvedRegistry } from '../chains/registry.ts';
+import type { ResolvedRegistry } from '../chains/registry.ts';
 import type { Common } from '../common.ts';
 import type { RateSource } from '../domain/rate-source.ts';
 import { createRateSourceFromConfig } from '../domain/rate-source-config.ts';
+import { resolveChains } from '../families/families.ts';
 
 /** What the daemon's routes and workers share: the common bag plus the resolved registry and rates. */
 export interface DaemonDeps {
@@ -13,7 +14,7 @@ export interface DaemonDeps {
 export function createDeps(common: Common): DaemonDeps {
   return {
     common,
-    registry: resolveRegistry(common.config.chains),
+    registry: resolveChains(common.config.chains),
     rates: createRateSourceFromConfig(common.config.pricing),
   };
 }

@@ -104,6 +104,11 @@ export function databaseBusy(cause: unknown): GatewayError {
   return new GatewayError('DATABASE_BUSY', 'The database is busy (another process holds its write lock); retry shortly', { headers: { 'Retry-After': '1' }, cause });
 }
 
+/** An address that is not one of its family and network; the message never repeats the address. */
+export class InvalidAddressError extends BaseError {
+  override readonly name = 'InvalidAddressError';
+}
+
 /** A mistake by whoever ran the program (bad flag, bad config, unknown id): exit code 2, one clear line. */
 export class UsageError extends BaseError {
   override readonly name = 'UsageError';

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { encodeBase58 } from '../../src/chains/base58check.ts';
+import { encodeBase58 } from '../../src/families/base58check.ts';
 import { listenLocal } from './local-server.ts';
 
 // A Solana cluster behind its JSON-RPC API, answering in Agave's shapes (rpc/src/rpc.rs,

@@ -4,14 +4,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as bitcoin from 'bitcoinjs-lib';
-import { deriveAddresses } from '../../src/chains/derive.ts';
+import { deriveAddresses } from '../../src/families/derive.ts';
 import { checkoutInvoice } from '../../src/daemon/checkout.ts';
 import { Invoice } from '../../src/db/entities/invoice.entity.ts';
 import { ObservedTransfer } from '../../src/db/entities/observed-transfer.entity.ts';
 import { Payment } from '../../src/db/entities/payment.entity.ts';
 import { WebhookEvent } from '../../src/db/entities/webhook-event.entity.ts';
 import { parseUnits } from '../../src/domain/money.ts';
-import { encodeSegwitAddress } from '../../src/indexers/bitcoin/bech32.ts';
+import { encodeSegwitAddress } from '../../src/families/bitcoin/bech32.ts';
 import { runCli } from '../helpers/cli.ts';
 import { startTestDaemon } from '../helpers/daemon.ts';
 import { MAINNET_TAPROOT_TX, startEsploraSim } from '../helpers/esplora-sim.ts';
@@ -22,7 +22,7 @@ import { spawnIndexer, waitFor, writeConfigFile } from '../helpers/indexer-proce
 const VPUB = 'vpub5Y6cjg78GGuNLsaPhmYsiw4gYX3HoQiRBiSwDaBXKUafCt9bNwWQiitDk5VZ5BVxYnQdwoTyXSs2JHRPAgjAvtbBrf8ZhDYe2jWAqvZVnsc';
 // BIP86 account m/86'/1'/0' of the abandon … about mnemonic (derived with ethers, written as a tpub:
 // BIP86 keeps the BIP32 version bytes); its children are checked against private derivation in
-// src/chains/derive.test.ts.
+// src/families/derive.test.ts.
 const BIP86_TPUB = 'tpubDDfvzhdVV4unsoKt5aE6dcsNsfeWbTgmLZPi8LQDYU2xixrYemMfWJ3BaVneH3u7DBQePdTwhpybaKRU95pi6PMUtLPBJLVQRpzEnjfjZzX';
 const regtestPool = (n: number) => deriveAddresses({ family: 'bitcoin', testnet: true, network: 'REGTEST', xpub: VPUB, start: 0, count: n }).map((a) => a.address);
 

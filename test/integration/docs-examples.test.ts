@@ -7,7 +7,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HDNodeWallet } from 'ethers';
-import { resolveRegistry } from '../../src/chains/registry.ts';
 import { loadConfig } from '../../src/config/load-config.ts';
 import { Payment } from '../../src/db/entities/payment.entity.ts';
 import { Invoice } from '../../src/db/entities/invoice.entity.ts';
@@ -18,6 +17,7 @@ import { docBlocks, RUNNABLE_LANGS, runShell, type DocBlock } from '../helpers/d
 import { spawnServe } from '../helpers/serve-process.ts';
 import { writeConfigFile } from '../helpers/indexer-process.ts';
 import { closedPort } from '../helpers/webhook-receiver.ts';
+import { resolveChains } from '../../src/families/families.ts';
 
 // The docs' examples run as written (README.md and docs/*.md): JSON examples parse, YAML config
 // snippets pass `config check`, and the shell and code examples that can run on one machine run
@@ -88,7 +88,7 @@ describe('the docs examples run as written', () => {
       for (const b of yaml) {
         const file = join(dir, `${b.file.replace(/\W/g, '_')}_${b.line}.yaml`);
         writeFileSync(file, b.body);
-        assert.doesNotThrow(() => resolveRegistry(loadConfig({ env: { CHAINGATE_CONFIG: file } }).config.chains), where(b));
+        assert.doesNotThrow(() => resolveChains(loadConfig({ env: { CHAINGATE_CONFIG: file } }).config.chains), where(b));
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });

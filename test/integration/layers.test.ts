@@ -4,10 +4,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-// The layers run one way: cli -> daemon / indexers -> db -> config, domain. The domain (pure rules)
-// imports nothing from the layers above it, the store (src/db) and the configuration nothing from
-// the processes that use them, and nothing outside src/cli imports src/cli. No file reaches itself
-// through its imports, except inside the chain families' circle that issue 28 dissolves.
+// The layers run one way: cli -> daemon / indexer -> db -> config, and families -> chains -> domain.
+// The domain (pure rules) imports nothing from the layers above it; the chain registry (src/chains)
+// is data and imports no family; a family imports no process and no store; the store (src/db) and
+// the configuration nothing from the processes that use them; nothing outside src/cli imports
+// src/cli. No file reaches itself through its imports.
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
 
@@ -19,11 +20,23 @@ function imports(file: string): string[] {
   return [...readFileSync(file, 'utf8').matchAll(/^(?:import|export)[^'"]*from\s+'([^']+)'/gm)].map((m) => join(file, '..', m[1]!));
 }
 
-test('src/domain imports nothing from db, daemon, indexers or cli', () => {
-  const offending = sources(join(SRC, 'domain')).flatMap((f) =>
-    imports(f).filter((target) => /^(db|daemon|indexers|cli)\//.test(relative(SRC, target))).map((target) => `${relative(SRC, f)} -> ${relative(SRC, target)}`),
-  );
-  assert.deepEqual(offending, []);
+/** Imports from the folder `from` (tests aside) whose target's path (under src/) matches `forbidden`. */
+function crossings(from: string, forbidden: RegExp): string[] {
+  return sources(join(SRC, from))
+    .filter((f) => !f.endsWith('.test.ts'))
+    .flatMap((f) => imports(f).filter((target) => forbidden.test(relative(SRC, target))).map((target) => `${relative(SRC, f)} -> ${relative(SRC, target)}`));
+}
+
+test('src/domain imports nothing from the layers above it', () => {
+  assert.deepEqual(crossings('domain', /^(chains|families|config|db|daemon|indexer|cli)\//), []);
+});
+
+test('src/chains is data: it imports only the domain, never a chain family', () => {
+  assert.deepEqual(crossings('chains', /^(?!chains\/|domain\/)/), []);
+});
+
+test('a chain family imports no store and no process', () => {
+  assert.deepEqual(crossings('families', /^(db|daemon|indexer|cli)\//), []);
 });
 
 test('only src/cli imports src/cli', () => {
@@ -33,10 +46,10 @@ test('only src/cli imports src/cli', () => {
   assert.deepEqual(offending, []);
 });
 
-test('src/db and src/config import nothing from daemon, indexers or cli; src/config nothing from db', () => {
+test('src/db and src/config import nothing from daemon, indexer, families or cli; src/config nothing from db', () => {
   const offending = [...sources(join(SRC, 'db')), ...sources(join(SRC, 'config'))].flatMap((f) =>
     imports(f)
-      .filter((target) => /^(daemon|indexers|cli)\//.test(relative(SRC, target)) || (relative(SRC, f).startsWith('config/') && relative(SRC, target).startsWith('db/')))
+      .filter((target) => /^(daemon|indexer|families|cli)\//.test(relative(SRC, target)) || (relative(SRC, f).startsWith('config/') && relative(SRC, target).startsWith('db/')))
       .map((target) => `${relative(SRC, f)} -> ${relative(SRC, target)}`),
   );
   assert.deepEqual(offending, []);
@@ -80,8 +93,6 @@ function circles(files: string[]): string[][] {
   return out;
 }
 
-test('no import circles outside the chain families', () => {
-  const files = sources(SRC).filter((f) => !f.endsWith('.test.ts'));
-  const outside = circles(files).filter((group) => !group.every((f) => /^(chains|indexers)\//.test(f)));
-  assert.deepEqual(outside, []);
+test('no import circles', () => {
+  assert.deepEqual(circles(sources(SRC).filter((f) => !f.endsWith('.test.ts'))), []);
 });

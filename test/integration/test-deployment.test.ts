@@ -1,9 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { resolveRegistry } from '../../src/chains/registry.ts';
 import { UsageError } from '../../src/domain/errors.ts';
 import { DIALECTS, skipUnless } from '../helpers/databases.ts';
 import { evmAddresses, startTestDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { resolveChains } from '../../src/families/families.ts';
 
 // A test deployment (checkout.offerTestnets: true, as the devnet's config sets) offers buyers each
 // chain's testnet instead of its mainnet, names it as such on the page and in every answer, and
@@ -94,11 +94,11 @@ for (const dialect of DIALECTS) {
 
 test('network: DEVNET names a local EVM chain with its own id and no public token contracts; refused where it would not be true', () => {
   const rpcUrl = 'http://127.0.0.1:8545';
-  const devnet = resolveRegistry({ ethereum: { testnet: { network: 'DEVNET', chainId: 31_337, rpcUrl } } }).chains.ethereum.testnet;
+  const devnet = resolveChains({ ethereum: { testnet: { network: 'DEVNET', chainId: 31_337, rpcUrl } } }).chains.ethereum.testnet;
   assert.deepEqual([devnet.network, devnet.chainId, devnet.label, devnet.testnet], ['DEVNET', 31_337, 'Ethereum devnet', true]);
   assert.deepEqual(devnet.tokens.map((t) => t.symbol), ['ETH'], "Sepolia's USDC contract is not on a local chain");
-  assert.equal(resolveRegistry({ ethereum: { testnet: { network: 'DEVNET', rpcUrl } } }).chains.ethereum.testnet.chainId, 31_337, "Hardhat's id by default");
-  const refused = (chains: Parameters<typeof resolveRegistry>[0], message: RegExp) => assert.throws(() => resolveRegistry(chains), (err: Error) => err instanceof UsageError && message.test(err.message));
+  assert.equal(resolveChains({ ethereum: { testnet: { network: 'DEVNET', rpcUrl } } }).chains.ethereum.testnet.chainId, 31_337, "Hardhat's id by default");
+  const refused = (chains: Parameters<typeof resolveChains>[0], message: RegExp) => assert.throws(() => resolveChains(chains), (err: Error) => err instanceof UsageError && message.test(err.message));
   refused({ ethereum: { testnet: { network: 'DEVNET' } } }, /chains\.ethereum\.testnet\.rpcUrl: required with network: DEVNET/);
   refused({ ethereum: { mainnet: { network: 'DEVNET', rpcUrl } } }, /chains\.ethereum\.mainnet\.network: a mainnet is MAINNET/);
   refused({ bitcoin: { testnet: { network: 'DEVNET', rpcUrl } } }, /chains\.bitcoin\.testnet\.network: DEVNET is a local EVM chain; bitcoin's testnet takes TESTNET4, SIGNET or REGTEST/);

@@ -6,7 +6,7 @@ import type { BlockchainTransaction } from '@ton/sandbox';
 import { ObservedTransfer } from '../../src/db/entities/observed-transfer.entity.ts';
 import { Payment } from '../../src/db/entities/payment.entity.ts';
 import { createWebhookSender } from '../../src/daemon/webhooks/sender.ts';
-import { OP_EXCESSES, OP_TRANSFER_NOTIFICATION } from '../../src/indexers/ton/ton-source.ts';
+import { OP_EXCESSES, OP_TRANSFER_NOTIFICATION } from '../../src/families/ton/ton-source.ts';
 import { verifyWebhook } from '../../src/sdk/verify-webhook.ts';
 import { runCli } from '../helpers/cli.ts';
 import { startTestDaemon } from '../helpers/daemon.ts';
@@ -17,7 +17,7 @@ import { startWebhookReceiver } from '../helpers/webhook-receiver.ts';
 // The TON reader end to end: real TVM transactions (@ton/sandbox, TEP-74 jetton code) behind a
 // toncenter v3 server, the real `chaingate index ton` process, the hosted checkout, and the signed
 // webhook to a real receiver. What the reader makes of each kind of transaction, in detail:
-// src/indexers/ton/ton-source.test.ts.
+// src/families/ton/ton-source.test.ts.
 
 const MASTER_KEY = 't'.repeat(64);
 

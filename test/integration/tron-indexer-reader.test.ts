@@ -1,11 +1,11 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import type { HttpClient } from '../../src/indexers/http-client.ts';
-import type { Rpc } from '../../src/indexers/evm/rpc.ts';
-import { createJavaTronApi } from '../../src/indexers/tron/java-tron-api.ts';
-import { hexToTron } from '../../src/indexers/tron/address.ts';
-import { createTronSource, TRON_MAX_LOG_ADDRESSES } from '../../src/indexers/tron/tron-source.ts';
+import type { HttpClient } from '../../src/families/http-client.ts';
+import type { Rpc } from '../../src/families/jsonrpc/rpc.ts';
+import { createJavaTronApi } from '../../src/families/tron/java-tron-api.ts';
+import { hexToTron } from '../../src/families/tron/address.ts';
+import { createTronSource, TRON_MAX_LOG_ADDRESSES } from '../../src/families/tron/tron-source.ts';
 import { DELEGATE_RESOURCE, FREEZE_FOR_RECEIVER, TRC10_TRANSFER, TRX_TRANSFER } from '../helpers/tron-fixtures.ts';
 
 // The Tron reader on the recorded java-tron answers (tron-fixtures.ts) without a node: the HTTP API

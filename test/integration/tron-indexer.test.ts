@@ -4,7 +4,7 @@ import { parseUnits, Wallet, type Contract } from 'ethers';
 import { Invoice } from '../../src/db/entities/invoice.entity.ts';
 import { ObservedTransfer } from '../../src/db/entities/observed-transfer.entity.ts';
 import { Payment } from '../../src/db/entities/payment.entity.ts';
-import { hexToTron, tronToHex } from '../../src/indexers/tron/address.ts';
+import { hexToTron, tronToHex } from '../../src/families/tron/address.ts';
 import { runCli } from '../helpers/cli.ts';
 import { startTestDaemon } from '../helpers/daemon.ts';
 import { deployFixtures } from '../../src/devnet/evm-fixtures.ts';

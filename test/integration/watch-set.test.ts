@@ -3,12 +3,12 @@ import assert from 'node:assert/strict';
 import { Payment } from '../../src/db/entities/payment.entity.ts';
 import { inTransaction } from '../../src/db/transaction.ts';
 import { applyPaymentFact } from '../../src/db/transitions.ts';
-import { createWatchSet, type WatchSetOptions } from '../../src/indexers/watch-set.ts';
+import { createWatchSet, type WatchSetOptions } from '../../src/indexer/watch-set.ts';
 import type { Logger } from '../../src/logger.ts';
 import { DIALECTS, skipUnless } from '../helpers/databases.ts';
 import { evmAddresses, startTestDaemon, type TestDaemon } from '../helpers/daemon.ts';
 
-// The indexer keeps its watch set between polls and reads only what changed (src/indexers/watch-set.ts).
+// The indexer keeps its watch set between polls and reads only what changed (src/indexer/watch-set.ts).
 // Payments are opened through the real gateway checkout, as serve writes them; after every poll the
 // set must equal a full read made at the same chain time.
 

@@ -1,8 +1,8 @@
 import { Command } from 'commander';
 import { stringify } from 'yaml';
 import { loadConfig, redactConfig } from '../../config/load-config.ts';
-import { resolveRegistry } from '../../chains/registry.ts';
 import { emit } from '../output.ts';
+import { resolveChains } from '../../families/families.ts';
 
 export function configCommand(): Command {
   const cmd = new Command('config').description('inspect configuration');
@@ -13,7 +13,7 @@ export function configCommand(): Command {
     .action((opts: { json?: boolean }) => {
       const { config, file } = loadConfig();
       // The chains as serve will resolve them: addresses, token overrides and per-family keys.
-      resolveRegistry(config.chains);
+      resolveChains(config.chains);
       const shown = redactConfig(config);
       emit(opts.json, { file, config: shown }, () => `# config OK${file ? ` (file: ${file})` : ' (defaults and environment only)'}\n${stringify(shown)}`);
     });

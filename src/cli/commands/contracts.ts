@@ -3,10 +3,10 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { ContractFactory, FetchRequest, JsonRpcProvider, Network, Wallet } from 'ethers';
 import { stringify } from 'yaml';
-import { getNetwork, resolveRegistry } from '../../chains/registry.ts';
+import { getNetwork} from '../../chains/registry.ts';
 import { CHAIN_SLUGS, isChainSlug } from '../../chains/slugs.ts';
-import { InvalidAddressError } from '../../chains/family-addresses.ts';
-import { validateAddress } from '../../chains/validate-address.ts';
+import { InvalidAddressError } from '../../domain/errors.ts';
+import { validateAddress, resolveChains } from '../../families/families.ts';
 import { loadConfig } from '../../config/load-config.ts';
 import { UsageError } from '../../domain/errors.ts';
 import { createLogger } from '../../logger.ts';
@@ -35,7 +35,7 @@ export function contractsCommand(): Command {
       if (!isChainSlug(opts.chain)) throw new UsageError(`unknown chain slug ${JSON.stringify(opts.chain)} (known: ${CHAIN_SLUGS.join(', ')})`);
       const { config } = loadConfig();
       const log = createLogger(config.log.level, { process: 'contracts' }, config.log.format);
-      const network = getNetwork(resolveRegistry(config.chains), opts.chain, Boolean(opts.testnet));
+      const network = getNetwork(resolveChains(config.chains), opts.chain, Boolean(opts.testnet));
       if (network.family !== 'evm') throw new UsageError(`${opts.chain} is not an EVM chain: the payment contract exists on EVM chains only`);
       let treasury: string;
       try {

@@ -1,11 +1,11 @@
 import { Command } from 'commander';
-import { getNetwork, resolveRegistry } from '../../chains/registry.ts';
+import { getNetwork} from '../../chains/registry.ts';
 import { CHAIN_SLUGS, isChainSlug } from '../../chains/slugs.ts';
 import { UsageError } from '../../domain/errors.ts';
-import { recordIndexerFailure, recordRpcFaults, startIndexer } from '../../indexers/run-indexer.ts';
+import { recordIndexerFailure, recordRpcFaults, startIndexer } from '../../indexer/run-indexer.ts';
 import { startMetricsServer, type MetricsServer } from '../../daemon/metrics/server.ts';
-import { endpointOrigin, rpcRegistry } from '../../indexers/rpc-metrics.ts';
-import { createChainSource } from '../../indexers/families.ts';
+import { endpointOrigin, rpcRegistry } from '../../families/rpc-metrics.ts';
+import { createChainSource, resolveChains } from '../../families/families.ts';
 import { withCommon } from '../context.ts';
 
 export function indexCommand(): Command {
@@ -20,7 +20,7 @@ export function indexCommand(): Command {
       if (!isChainSlug(chain)) throw new UsageError(`unknown chain slug ${JSON.stringify(chain)} (known: ${CHAIN_SLUGS.join(', ')})`);
       if (opts.fromBlock !== undefined && !/^\d{1,15}$/.test(opts.fromBlock)) throw new UsageError('--from-block must be a block number');
       await withCommon(async (common) => {
-        const network = getNetwork(resolveRegistry(common.config.chains), chain, Boolean(opts.testnet));
+        const network = getNetwork(resolveChains(common.config.chains), chain, Boolean(opts.testnet));
         if (!network.enabled) throw new UsageError(`${chain} is disabled in the config (chains.${chain}.enabled)`);
         const key = { chain: network.chain, network: network.network, isTestnet: network.testnet };
         // Before connecting, which may retry for as long as the endpoint is down: say what is being

@@ -7,7 +7,7 @@ import { withCommon } from '../context.ts';
 import { emit, table } from '../output.ts';
 import type { ResolvedRegistry } from '../../chains/registry.ts';
 import { isChainSlug } from '../../chains/slugs.ts';
-import { endpointOrigin } from '../../indexers/rpc-metrics.ts';
+import { endpointOrigin } from '../../families/rpc-metrics.ts';
 
 function counts(obj: Record<string, number>): string {
   const entries = Object.entries(obj);

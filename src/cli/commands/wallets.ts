@@ -1,14 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
-import { deriveAddresses, keyFingerprint } from '../../chains/derive.ts';
-import { assertPublicKeyMaterial } from '../../chains/key-material.ts';
-import { getNetwork, resolveRegistry } from '../../chains/registry.ts';
+import { deriveAddresses, keyFingerprint } from '../../families/derive.ts';
+import { assertPublicKeyMaterial } from '../../families/key-material.ts';
+import { getNetwork} from '../../chains/registry.ts';
 import { CHAIN_SLUGS, isChainSlug } from '../../chains/slugs.ts';
-import { InvalidAddressError, type AddressScript } from '../../chains/family-addresses.ts';
-import { validateAddress } from '../../chains/validate-address.ts';
+import { InvalidAddressError } from '../../domain/errors.ts';
+import type { AddressScript } from '../../families/family.ts';
+import { validateAddress, resolveChains } from '../../families/families.ts';
 import { UsageError } from '../../domain/errors.ts';
 import { addToPool, countFree, countPools, listPoolAddresses, nextDerivationIndex, type SeedEntry } from '../../db/wallet-pool.ts';
-import { receivePath } from '../../chains/derivation-path.ts';
+import { receivePath } from '../../families/derivation-path.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { withCommon } from '../context.ts';
 import { parseLimit } from '../options.ts';
@@ -82,7 +83,7 @@ export function walletsCommand(): Command {
       if (opts.file && (opts.count !== undefined || opts.start !== undefined)) throw new UsageError('--count and --start go with --xpub, not --file');
       if (opts.file && opts.script) throw new UsageError('--script goes with --xpub; a --file may list addresses of any type');
       await withCommon(async (common) => {
-        const network = getNetwork(resolveRegistry(common.config.chains), opts.chain, Boolean(opts.testnet));
+        const network = getNetwork(resolveChains(common.config.chains), opts.chain, Boolean(opts.testnet));
         const pool = { chain: network.chain, isTestnet: network.testnet };
         const em = common.db.em();
         let entries: SeedEntry[];
@@ -139,7 +140,7 @@ export function walletsCommand(): Command {
       if (!opts.addresses && (opts.testnet || given('from') || given('limit'))) throw new UsageError('--testnet, --from and --limit go with --addresses');
       if (opts.addresses && !opts.chain) throw new UsageError('--addresses needs --chain SLUG (one pool at a time)');
       await withCommon(async (common) => {
-        const registry = resolveRegistry(common.config.chains);
+        const registry = resolveChains(common.config.chains);
         if (opts.addresses) {
           const network = getNetwork(registry, opts.chain!, Boolean(opts.testnet));
           const page = await listPoolAddresses(common.db.em(), { chain: network.chain, isTestnet: network.testnet }, { offset: opts.from, limit: opts.limit });

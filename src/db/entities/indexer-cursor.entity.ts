@@ -3,7 +3,7 @@ import { idProperty, updatedAtProperty } from './base.ts';
 
 /**
  * The blockHash of a cursor row an indexer wrote before it read any block (it failed first, see
- * recordIndexerFailure in src/indexers/run-indexer.ts): a failure to show, no position, no report.
+ * recordIndexerFailure in src/indexer/run-indexer.ts): a failure to show, no position, no report.
  */
 export const NO_BLOCK_YET = '';
 

@@ -16,7 +16,7 @@ const PaymentSchema = defineEntity({
     { properties: ['invoice', 'createdAt'] },
     { properties: ['blockchain', 'isTestnet', 'status'] },
     { properties: ['status', 'expiresAt'] },
-    // The indexer's read of the payments changed since its previous poll (src/indexers/watch-set.ts).
+    // The indexer's read of the payments changed since its previous poll (src/indexer/watch-set.ts).
     { properties: ['blockchain', 'isTestnet', 'updatedAt'] },
   ],
   properties: {

@@ -1,0 +1,65 @@
+import type { ChainFamily } from '../chains/slugs.ts';
+import type { ExtendedKeyKind } from './key-material.ts';
+import type { SourceFactory } from './source.ts';
+
+// What a chain family provides: one folder src/families/<family>/ implements this in its family.ts,
+// and src/families/families.ts lists them. Messages never repeat an address itself: addresses of
+// buyers must not end up in logs, and an error message is the likeliest thing to be logged.
+
+export interface ValidateAddressOptions {
+  /**
+   * TON only. 'deposit' (default) renders the non-bounceable form (UQ…/0Q…): a deposit address is a
+   * wallet that may not be deployed yet, and a bounceable transfer to it would bounce back to the
+   * buyer. 'contract' renders the bounceable form (EQ…/kQ…) used for deployed contracts such as
+   * jetton masters.
+   */
+  kind?: 'deposit' | 'contract';
+  /** The network's name where the family has variants with their own address prefix (bitcoin REGTEST: bcrt1). */
+  network?: string;
+}
+
+/**
+ * The output script receive addresses are derived for, where a family has a choice (bitcoin only):
+ * 'p2wpkh' is BIP84 native segwit (the default), 'p2tr' BIP86 taproot (key path only, no script tree).
+ */
+export type AddressScript = 'p2wpkh' | 'p2tr';
+
+export interface FamilyAddresses {
+  /** The address in its canonical form for the family and network, or throws InvalidAddressError. `input` is trimmed and non-empty. */
+  validate(input: string, testnet: boolean, options: ValidateAddressOptions): string;
+}
+
+/** Watch-only derivation of receive addresses from an account-level extended public key. */
+export interface FamilyKeys {
+  /** The encoder of receive addresses from compressed secp256k1 public keys. `script` only where `scripts` lists a choice. */
+  fromPublicKey(testnet: boolean, network: string | undefined, script?: AddressScript): (publicKey: Uint8Array) => string;
+  /** Output types to choose from (bitcoin); absent where the family has one kind of address. */
+  scripts?: readonly AddressScript[];
+  /** BIP44 purpose and coin type above the account, as a wallet shows them for this address ("44'/60'"). */
+  purposeAndCoin(testnet: boolean, address: string): string;
+  /** Throws UsageError, saying which key to export instead, when a single-signature key does not suit these addresses. */
+  checkKind(kind: ExtendedKeyKind, testnet: boolean, script: AddressScript | undefined): void;
+}
+
+/** What the QR code and the wallet link carry for one payment (docs/hosted-page.md). */
+export interface PaymentUriInput {
+  chainId: number | null;
+  address: string;
+  /** Decimal string in whole-coin units. */
+  amount: string;
+  /** The amount in atomic units; null when it does not fit the coin's decimals (left out of the URI, not rounded). */
+  atomic: bigint | null;
+  /** Token contract; null for the native coin. */
+  tokenAddress: string | null;
+}
+
+export interface ChainFamilyAdapter {
+  family: ChainFamily;
+  addresses: FamilyAddresses;
+  /** Absent where the family's wallets do not derive from an xpub: the pool is seeded from an address list. */
+  keys?: FamilyKeys;
+  /** The family's payment URI; absent where wallets have no URI form chaingate relies on (the bare address). */
+  paymentUri?: (payment: PaymentUriInput) => string;
+  /** The family's chain reader, loaded only by `chaingate index` so serve never loads a chain client. */
+  connect(): Promise<SourceFactory>;
+}

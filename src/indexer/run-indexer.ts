@@ -1,0 +1,305 @@
+import { IndexedBlock } from '../db/entities/indexed-block.entity.ts';
+import { IndexerCursor } from '../db/entities/indexer-cursor.entity.ts';
+import type { Database } from '../db/orm.ts';
+import { NO_BLOCK_YET } from '../db/entities/indexer-cursor.entity.ts';
+import type { Logger } from '../logger.ts';
+import { leaseOwnerId, ownerIsGone } from './lease-owner.ts';
+import { applyFinality, applyRange, DeepReorgError, hasInFlight, LeaseLostError, readCursor, rollbackTo, type ChainKey } from './ledger.ts';
+import { backoffMs, RpcAborted, sleep } from '../families/retry.ts';
+import { faultText, onRpcFault, type RpcFault } from '../families/rpc-metrics.ts';
+import { ReorgDuringFetch, RpcUnsupportedError, type BlockRef, type ChainSource } from '../families/source.ts';
+import { createWatchSet } from './watch-set.ts';
+import { BaseError, ChainError } from '../domain/errors.ts';
+
+export interface IndexerOptions {
+  db: Database;
+  log: Logger;
+  key: ChainKey;
+  source: ChainSource;
+  paymentContract: string | null;
+  pollIntervalMs: number;
+  /** Blocks behind the head where a first start begins (no cursor yet). */
+  startMargin: number;
+  /** Blocks kept for reorg checks; must cover the required confirmations. */
+  windowSize: number;
+  maxBlocksPerRange: number;
+  fromBlock?: bigint;
+  leaseMs?: number;
+  lateWatchMs?: number;
+  /** Second indexer for the same chain and network: wait for the lease (default) or exit. */
+  onLeaseHeld?: 'wait' | 'exit';
+  /** Ceiling of the back-off after repeated tick failures. */
+  maxBackoffMs?: number;
+  /** scheme://host[:port] of the node, named in failure logs and the recorded last error. */
+  endpoint?: string;
+}
+
+export class LeaseHeldError extends BaseError {
+  override readonly name = 'LeaseHeldError';
+}
+
+/** Retrying cannot help (the node lacks a method, serves another chain): stop with one clear line. */
+export class IndexerFatalError extends ChainError {
+  override readonly name = 'IndexerFatalError';
+}
+
+/**
+ * Records a failure on the chain and network's cursor row: lastError is the newest failure,
+ * lastErrorAt when the current run of failures began (a good poll clears both). An indexer that
+ * fails before its first block gets a row with no block yet, so status and /metrics show it.
+ */
+export async function recordIndexerFailure(db: Database, key: ChainKey, message: string, at = new Date()): Promise<void> {
+  const where = { chain: key.chain, network: key.network };
+  const lastError = message.slice(0, 255);
+  if ((await db.em().nativeUpdate(IndexerCursor, { ...where, lastError: null }, { lastError, lastErrorAt: at })) > 0) return;
+  if ((await db.em().nativeUpdate(IndexerCursor, where, { lastError })) > 0) return;
+  const em = db.em();
+  // Dated as never written: updatedAt counts as a report of the indexer (availability), and it has made none.
+  em.create(IndexerCursor, { ...where, blockNumber: '-1', blockHash: NO_BLOCK_YET, blockTime: null, leaseOwner: null, leaseUntil: null, lastError, lastErrorAt: at, updatedAt: new Date(0) });
+  try {
+    await em.flush();
+  } catch {
+    await db.em().nativeUpdate(IndexerCursor, where, { lastError }); // created meanwhile
+  }
+}
+
+/**
+ * Until the returned function is called, RPC calls that keep failing (rpc-metrics.ts) are recorded
+ * as this chain's last error, at most once a second. Started before the reader connects, so an
+ * indexer that never reaches its endpoint is seen failing.
+ */
+export function recordRpcFaults(db: Database, key: ChainKey): () => void {
+  let latest: RpcFault | null = null;
+  // biome-ignore lint/correctness/noUnusedVariables: read by ??= (one writer loop at a time)
+  let writing: Promise<void> | null = null;
+  return onRpcFault((fault) => {
+    latest = fault;
+    writing ??= (async () => {
+      while (latest) {
+        const next: RpcFault = latest;
+        latest = null;
+        await recordIndexerFailure(db, key, faultText(next)).catch(() => undefined);
+        await new Promise((resolve) => setTimeout(resolve, 1000).unref());
+      }
+      writing = null;
+    })();
+  });
+}
+
+export interface Indexer {
+  /** Resolves when stopped; rejects on a fatal error (a reorg deeper than the window). */
+  done: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * cursor -> fetch -> match -> write -> confirmations, forever. One indexer per chain and network
+ * holds a lease on its cursor row; every range commits with its cursor, so a crash replays at most
+ * one range and the unique transfer rows keep that replay from counting anything twice.
+ */
+export function startIndexer(options: IndexerOptions): Indexer {
+  const { db, log, key, source } = options;
+  const owner = leaseOwnerId();
+  const leaseMs = options.leaseMs ?? 30_000;
+  const controller = new AbortController();
+  const signal = controller.signal;
+  // Kept between polls: each poll reads only the payments changed since the previous one.
+  const watchSet = createWatchSet({ db, key, paymentContract: options.paymentContract, lateWatchMs: options.lateWatchMs ?? 7 * 86_400_000, log });
+
+  async function acquireLease(): Promise<boolean> {
+    const now = new Date();
+    const lease = { leaseOwner: owner, leaseUntil: new Date(now.getTime() + leaseMs) };
+    const changed = await db.em().nativeUpdate(
+      IndexerCursor,
+      { chain: key.chain, network: key.network, $or: [{ leaseOwner: null }, { leaseUntil: { $lt: now } }, { leaseOwner: owner }] },
+      lease,
+    );
+    if (changed > 0) return true;
+    // A holder on this machine that no longer runs (kill -9, a crash) is not waited out.
+    const holder = (await readCursor(db, key))?.leaseOwner;
+    if (!holder || !ownerIsGone(holder)) return false;
+    const taken = await db.em().nativeUpdate(IndexerCursor, { chain: key.chain, network: key.network, leaseOwner: holder }, lease);
+    if (taken > 0) log.info({ chain: key.chain, network: key.network, previous: holder }, 'took over the lease of an indexer that no longer runs');
+    return taken > 0;
+  }
+
+  async function ensureCursor(): Promise<void> {
+    const found = await readCursor(db, key);
+    // A row recorded by a failure before any block was read is no position: initialise it.
+    const existing = found && found.blockHash === NO_BLOCK_YET ? null : found;
+    if (existing && options.fromBlock === undefined) return;
+    const head = await source.head();
+    const start = options.fromBlock ?? (head > BigInt(options.startMargin) ? head - BigInt(options.startMargin) : 0n);
+    const at = (start > 0n ? await source.blockAt(start - 1n) : null) ?? { number: start - 1n, hash: '0x', parentHash: '0x', timestamp: 0 };
+    if (found && !existing) {
+      const placed = { blockNumber: at.number.toString(), blockHash: at.hash, blockTime: at.timestamp ? String(at.timestamp) : null, updatedAt: new Date() };
+      if ((await db.em().nativeUpdate(IndexerCursor, { id: found.id, blockHash: NO_BLOCK_YET }, placed)) === 0) return; // another indexer placed it first
+    } else if (existing) {
+      if (existing.leaseOwner && existing.leaseOwner !== owner && existing.leaseUntil && existing.leaseUntil > new Date()) return; // the holder keeps its cursor
+      await db.em().nativeUpdate(IndexerCursor, { id: existing.id }, { blockNumber: at.number.toString(), blockHash: at.hash, blockTime: at.timestamp ? String(at.timestamp) : null });
+      await db.em().nativeDelete(IndexedBlock, { chain: key.chain, network: key.network });
+    } else {
+      const em = db.em();
+      em.create(IndexerCursor, {
+        chain: key.chain,
+        network: key.network,
+        blockNumber: at.number.toString(),
+        blockHash: at.hash,
+        blockTime: at.timestamp ? String(at.timestamp) : null,
+        leaseOwner: null,
+        leaseUntil: null,
+      });
+      try {
+        await em.flush();
+      } catch {
+        return; // another indexer created it first
+      }
+    }
+    if (at.hash !== '0x') {
+      const em = db.em();
+      em.create(IndexedBlock, { chain: key.chain, network: key.network, number: at.number.toString(), hash: at.hash, parentHash: at.parentHash, timestamp: String(at.timestamp) });
+      await em.flush();
+    }
+    log.info({ chain: key.chain, network: key.network, startBlock: (at.number + 1n).toString(), head: head.toString() }, 'indexer cursor initialised');
+  }
+
+  /** Walk back from the cursor to the newest block whose stored hash the chain still has. */
+  async function findForkPoint(cursorNumber: bigint): Promise<BlockRef> {
+    const stored = await db.em().find(IndexedBlock, { chain: key.chain, network: key.network }, { orderBy: { number: 'desc' } });
+    for (const s of stored) {
+      const n = BigInt(s.number);
+      if (n > cursorNumber) continue;
+      const onChain = await source.blockAt(n);
+      if (onChain && onChain.hash === s.hash) return onChain;
+    }
+    throw new DeepReorgError(
+      `${key.chain} ${key.network}: no block of the last ${stored.length} indexed blocks is still canonical — a reorg deeper than the window (${options.windowSize}); refusing to guess`,
+    );
+  }
+
+  /** The newest block of the unfinalized window: what the chain must still have. */
+  async function newestStored(): Promise<IndexedBlock | null> {
+    const [newest] = await db.em().find(IndexedBlock, { chain: key.chain, network: key.network }, { orderBy: { number: 'desc' }, limit: 1 });
+    return newest ?? null;
+  }
+
+  async function checkReorg(): Promise<void> {
+    const cursor = await readCursor(db, key);
+    const newest = await newestStored();
+    if (!cursor || !newest) return;
+    const n = BigInt(newest.number);
+    const onChain = await source.blockAt(n);
+    if (onChain && onChain.hash === newest.hash) return;
+    const fork = await findForkPoint(n);
+    const affected = await rollbackTo(db, key, fork);
+    log.warn({ chain: key.chain, network: key.network, from: n.toString(), forkPoint: fork.number.toString(), affectedPayments: affected }, 'reorg: rolled back to the fork point');
+  }
+
+  /** What the node said this tick, for status and metrics (and the finality the ledger waits for). */
+  async function recordHead(head: bigint, finalized: bigint | null): Promise<void> {
+    await db.em().nativeUpdate(
+      IndexerCursor,
+      { chain: key.chain, network: key.network, leaseOwner: owner },
+      { headNumber: head.toString(), finalizedNumber: finalized === null ? null : finalized.toString(), headSeenAt: new Date(), lastError: null, lastErrorAt: null },
+    );
+  }
+
+  async function recordError(err: unknown): Promise<void> {
+    const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    const at = options.endpoint && !message.includes(options.endpoint) ? ` (endpoint ${options.endpoint})` : '';
+    await recordIndexerFailure(db, key, message.slice(0, 255 - at.length) + at).catch(() => undefined);
+  }
+
+  async function tick(): Promise<boolean> {
+    if (!(await acquireLease())) throw new LeaseHeldError('lease lost');
+    const head = await source.head();
+    // Idle polls stay cheap: the tip is re-checked when the chain moved (a tip replaced at the same
+    // height is caught with the next block), and finality is read only when a payment waits for it.
+    const before = BigInt((await readCursor(db, key))!.blockNumber);
+    if (head !== before) await checkReorg();
+    const cursor = (await readCursor(db, key))!;
+    const next = BigInt(cursor.blockNumber) + 1n;
+    const waiting = next > head ? await hasInFlight(db, key) : true;
+    const finalized = source.finalized && waiting ? await source.finalized() : null;
+    await recordHead(head, finalized);
+    if (next > head) {
+      // Nothing new to read: finality may still have moved over payments waiting for it.
+      if (finalized !== null) await applyFinality(db, key, { leaseOwner: owner, finalized });
+      return false;
+    }
+    const to = next + BigInt(options.maxBlocksPerRange) - 1n < head ? next + BigInt(options.maxBlocksPerRange) - 1n : head;
+    const chainTime = cursor.blockTime ? new Date(Number(cursor.blockTime) * 1000) : null;
+    const watch = await watchSet.at(chainTime);
+    const range = await source.fetchRange(next, to, watch);
+    const through = range.through !== undefined && range.through < to ? range.through : to;
+    if (through < next) return false; // the reader could not read the first height yet (e.g. not available): wait a poll
+    const tip = await newestStored();
+    if (!range.sparse && range.blocks[0] && tip && range.blocks[0].parentHash !== tip.hash) {
+      throw new ReorgDuringFetch(`block ${range.blocks[0].number} does not extend block ${tip.number}`);
+    }
+    const result = await applyRange(db, key, {
+      from: next,
+      to: through,
+      blocks: range.blocks.filter((b) => b.number <= through),
+      transfers: range.transfers.filter((t) => t.blockNumber <= through),
+      windowSize: options.windowSize,
+      leaseOwner: owner,
+      finalized,
+    });
+    const fields = { chain: key.chain, network: key.network, from: next.toString(), to: through.toString(), ...result };
+    if (result.recorded || result.reorged) log.info(fields, 'indexed range');
+    else log.debug(fields, 'indexed range');
+    return through < head;
+  }
+
+  const done = (async () => {
+    await ensureCursor();
+    while (!signal.aborted) {
+      if (await acquireLease()) break;
+      if (options.onLeaseHeld === 'exit') {
+        throw new LeaseHeldError(`another indexer holds ${key.chain} ${key.network}; only one may run per chain and network`);
+      }
+      log.warn({ chain: key.chain, network: key.network }, 'another indexer holds this chain and network; waiting for its lease');
+      await sleep(Math.max(1000, leaseMs / 2), signal).catch(() => undefined);
+    }
+    log.info({ chain: key.chain, network: key.network, owner }, 'indexer started');
+    let failures = 0;
+    while (!signal.aborted) {
+      let behind = false;
+      let wait = options.pollIntervalMs;
+      try {
+        behind = await tick();
+        failures = 0;
+      } catch (err) {
+        if (err instanceof RpcAborted || signal.aborted) break;
+        if (err instanceof DeepReorgError || err instanceof IndexerFatalError) throw err;
+        if (err instanceof RpcUnsupportedError) {
+          throw new IndexerFatalError(`${key.chain} ${key.network}: the node refuses a method the indexer needs (${err.message}); point the indexer at an endpoint that serves it`);
+        }
+        if (err instanceof LeaseHeldError || err instanceof LeaseLostError) {
+          log.error({ chain: key.chain }, 'lost the indexer lease to another process; stopping');
+          throw err;
+        }
+        failures++;
+        // Every repeated failure backs off: a flapping node or a chain that keeps changing under
+        // the reader is never hammered in a loop.
+        wait = Math.max(options.pollIntervalMs, backoffMs(failures, options.maxBackoffMs ?? 60_000));
+        await recordError(err);
+        if (err instanceof ReorgDuringFetch) log.warn({ chain: key.chain, err: err.message, failures, retryInMs: Math.round(wait) }, 'chain changed while reading a range; re-checking');
+        else log.error({ err, chain: key.chain, network: key.network, endpoint: options.endpoint, failures, retryInMs: Math.round(wait) }, 'indexer tick failed; retrying');
+        behind = false;
+      }
+      if (!behind) await sleep(wait, signal).catch(() => undefined);
+    }
+    await db.em().nativeUpdate(IndexerCursor, { chain: key.chain, network: key.network, leaseOwner: owner }, { leaseOwner: null, leaseUntil: null });
+    log.info({ chain: key.chain, network: key.network }, 'indexer stopped');
+  })();
+
+  return {
+    done,
+    async stop() {
+      controller.abort();
+      await done.catch(() => undefined);
+    },
+  };
+}
