@@ -1,6 +1,7 @@
 import type { ChainFamily } from '../chains/slugs.ts';
 import type { ExtendedKeyKind } from './key-material.ts';
 import type { SourceFactory } from './source.ts';
+import type { FamilySweepPlanner, FamilySweepSender, FamilySweepSigner } from './sweep.ts';
 
 // What a chain family provides: one folder src/families/<family>/ implements this in its family.ts,
 // and src/families/families.ts lists them. Messages never repeat an address itself: addresses of
@@ -62,4 +63,10 @@ export interface ChainFamilyAdapter {
   paymentUri?: (payment: PaymentUriInput) => string;
   /** The family's chain reader, loaded only by `chaingate index` so serve never loads a chain client. */
   connect(): Promise<SourceFactory>;
+  /** Money out (src/families/sweep.ts): each step a lazy import, so `sweep sign` loads no chain client. */
+  sweep?: {
+    planner(): Promise<FamilySweepPlanner>;
+    signer(): Promise<FamilySweepSigner>;
+    sender(): Promise<FamilySweepSender>;
+  };
 }

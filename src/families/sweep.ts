@@ -1,0 +1,124 @@
+import type { ResolvedNetwork } from '../chains/registry.ts';
+import type { ChainFamily, ChainSlug } from '../chains/slugs.ts';
+import type { Config } from '../config/schema.ts';
+import type { Logger } from '../logger.ts';
+
+// Money out (docs/sweeps.md): the server plans, an offline machine signs, the server broadcasts. A
+// family takes part with three modules in its folder, each loaded only by the step that needs it:
+//  - sweep-plan.ts   (server, network): live balances and fees, then unsigned transactions;
+//  - sweep-sign.ts   (offline: no database, no network, no chain client): keys from the seed, signatures;
+//  - sweep-send.ts   (server, network): broadcast and follow to finality.
+// Amounts are atomic units as decimal strings in the files (JSON has no bigint) and bigint in code.
+
+/** A pool address the plan may move funds out of, as the ledger knows it. */
+export interface SweepCandidate {
+  address: string;
+  /** Child index `0/i` under the account key; null for addresses from a list file (the signer then searches). */
+  derivationIndex: number | null;
+  /** The pool's key source: an account key's fingerprint, or "file". */
+  source: string;
+}
+
+/** One coin or token a deposit holds. `token` is the contract / mint / jetton master; null for the native coin. */
+export interface Holding {
+  symbol: string;
+  token: string | null;
+  decimals: number;
+  /** Atomic units, decimal string. */
+  amount: string;
+}
+
+/** What the plan does with one deposit, for the human summary and the signer's checks. */
+export interface PlannedDeposit extends SweepCandidate {
+  holdings: Holding[];
+  /** What moves to the destination, per symbol (atomic, decimal string). */
+  moves: Holding[];
+  /** The fee this deposit pays itself, in the native coin (atomic); "0" when a fee payer pays. */
+  fee: string;
+  /** What stays behind and why (dust, rent, a fee that would eat the amount); empty when nothing stays. */
+  leftBehind: { holding: Holding; reason: string }[];
+}
+
+/** One unsigned transaction of a plan; `payload` is the family's own unsigned form (PSBT base64, an EIP-7702 tx request, …). */
+export interface UnsignedSweepTx {
+  /** Stable within the plan: "tx-0", "tx-1", … */
+  id: string;
+  /** Addresses whose keys must sign (deposits, and the fee payer where there is one). */
+  signers: string[];
+  /** Deposits this transaction empties (their addresses). */
+  deposits: string[];
+  /** Transactions that must be final before this one is sent (a gas top-up before the transfers it pays for). */
+  after: string[];
+  payload: unknown;
+}
+
+export interface SweepPlan {
+  format: 'chaingate-sweep-plan/1';
+  /** SHA-256 over the plan without this field, hex: what `signed.json` and the database refer to. */
+  id: string;
+  kind: 'sweep' | 'refund';
+  chain: ChainSlug;
+  family: ChainFamily;
+  network: string;
+  testnet: boolean;
+  /** Destination of every move (the cold address). */
+  to: string;
+  feePayer: string | null;
+  createdAt: string;
+  deposits: PlannedDeposit[];
+  /** Pool addresses left out of the plan, and why (leased, open payment, nothing to move, below --min). */
+  skipped: { address: string; reason: string }[];
+  transactions: UnsignedSweepTx[];
+}
+
+/** One signed transaction, ready to broadcast. */
+export interface SignedSweepTx {
+  id: string;
+  /** The family's raw form: hex for EVM/Tron/bitcoin, base64 for Solana and TON. */
+  raw: string;
+  /** The transaction's hash as the chain's explorers show it. */
+  txid: string;
+}
+
+export interface SignedSweep {
+  format: 'chaingate-sweep-signed/1';
+  planId: string;
+  chain: ChainSlug;
+  network: string;
+  testnet: boolean;
+  transactions: SignedSweepTx[];
+}
+
+/** Per-deposit keys the offline signer derived from the seed, checked against the plan's addresses. */
+export interface SweepKey {
+  address: string;
+  /** 32-byte private key (secp256k1 or ed25519 seed, by family). */
+  privateKey: Uint8Array;
+}
+
+/** sweep-plan.ts: reads live balances and fees through the family's endpoints, builds the unsigned transactions. */
+export interface FamilySweepPlanner {
+  plan(input: {
+    network: ResolvedNetwork;
+    config: Config;
+    log: Logger;
+    candidates: SweepCandidate[];
+    to: string;
+    feePayer: string | null;
+    /** Per symbol: holdings below this (atomic) are left behind and said so. */
+    min: Record<string, bigint>;
+  }): Promise<Pick<SweepPlan, 'deposits' | 'skipped' | 'transactions'>>;
+}
+
+/** sweep-sign.ts: pure; given the seed-derived keys, signs every transaction of the plan or throws saying why. */
+export interface FamilySweepSigner {
+  /** The key of a deposit from the wallet seed: `index` when the pool derived it, else a search over the first `searchLimit` children. */
+  deriveKey(seed: Uint8Array, candidate: SweepCandidate, plan: SweepPlan, searchLimit: number): SweepKey;
+  sign(plan: SweepPlan, keys: ReadonlyMap<string, SweepKey>): SignedSweepTx[];
+}
+
+/** sweep-send.ts: submits a signed transaction and tells where it stands. Sending the same raw twice is harmless. */
+export interface FamilySweepSender {
+  broadcast(network: ResolvedNetwork, config: Config, tx: SignedSweepTx): Promise<{ accepted: true } | { accepted: false; error: string }>;
+  status(network: ResolvedNetwork, config: Config, txid: string): Promise<{ state: 'pending' | 'final' | 'failed' | 'unknown'; fee?: string; error?: string }>;
+}
