@@ -114,6 +114,11 @@ export interface FamilySweepPlanner {
 export interface FamilySweepSigner {
   /** The key of a deposit from the wallet seed: `index` when the pool derived it, else a search over the first `searchLimit` children. */
   deriveKey(seed: Uint8Array, candidate: SweepCandidate, plan: SweepPlan, searchLimit: number): SweepKey;
+  /**
+   * Optional, for families whose plans name a fee payer (EVM): its key from the same seed, which the
+   * caller adds to `keys` beside the deposits' before `sign`; throws saying where it looked.
+   */
+  deriveFeePayerKey?(seed: Uint8Array, plan: SweepPlan, searchLimit: number): SweepKey;
   sign(plan: SweepPlan, keys: ReadonlyMap<string, SweepKey>): SignedSweepTx[];
 }
 
