@@ -30,6 +30,12 @@ export interface NetworkDefaults {
   pollMs?: number;
   /** Tokens other than the native coin that exist on this network, keyed by symbol. */
   tokens: Readonly<Record<string, TokenDefault>>;
+  /**
+   * EVM only: whether the network runs EIP-7702 (set-code transactions), which lets the sweep
+   * planner empty token deposits that hold no gas in one fee-payer transaction; without it (or
+   * unsure: false) the planner tops each deposit up with gas first (docs/sweeps/evm.md).
+   */
+  eip7702?: boolean;
 }
 
 export interface ChainDefaults {
@@ -52,6 +58,8 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     tokenSymbols: ['USDT', 'USDC'],
     mainnet: {
       network: 'MAINNET',
+      // EIP-7702: Pectra (Prague), 7 May 2025.
+      eip7702: true,
       chainId: 1,
       label: 'Ethereum mainnet',
       blockTimeMs: 12_000,
@@ -66,6 +74,8 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     },
     testnet: {
       network: 'SEPOLIA',
+      // EIP-7702: Pectra (Prague), 5 March 2025.
+      eip7702: true,
       chainId: 11_155_111,
       label: 'Ethereum Sepolia testnet',
       blockTimeMs: 12_000,
@@ -85,6 +95,8 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     tokenSymbols: ['USDT', 'USDC'],
     mainnet: {
       network: 'MAINNET',
+      // EIP-7702: Bhilai hard fork, July 2025.
+      eip7702: true,
       chainId: 137,
       label: 'Polygon PoS mainnet',
       blockTimeMs: 2_000,
@@ -99,6 +111,8 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     },
     testnet: {
       network: 'AMOY',
+      // EIP-7702: Bhilai hard fork, on Amoy before mainnet.
+      eip7702: true,
       chainId: 80_002,
       label: 'Polygon Amoy testnet',
       blockTimeMs: 2_000,
@@ -118,6 +132,8 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     tokenSymbols: ['USDT', 'USDC'],
     mainnet: {
       network: 'MAINNET',
+      // EIP-7702: Pascal hard fork, 20 March 2025.
+      eip7702: true,
       chainId: 56,
       label: 'BNB Smart Chain mainnet',
       // 0.75 s since the Maxwell hard fork (BEP-524, June 2025).
@@ -135,6 +151,8 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     },
     testnet: {
       network: 'BSC_TESTNET',
+      // EIP-7702: Pascal hard fork, 25 February 2025.
+      eip7702: true,
       chainId: 97,
       label: 'BNB Smart Chain testnet',
       blockTimeMs: 750,
@@ -152,6 +170,8 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     tokenSymbols: ['USDT', 'USDC'],
     mainnet: {
       network: 'MAINNET',
+      // EIP-7702: ArbOS 40 "Callisto", June 2025.
+      eip7702: true,
       chainId: 42_161,
       label: 'Arbitrum One mainnet',
       blockTimeMs: 250,
@@ -166,6 +186,8 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     },
     testnet: {
       network: 'ARBITRUM_SEPOLIA',
+      // EIP-7702: ArbOS 40 "Callisto", on Sepolia before mainnet.
+      eip7702: true,
       chainId: 421_614,
       label: 'Arbitrum Sepolia testnet',
       blockTimeMs: 250,
@@ -185,6 +207,8 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     tokenSymbols: ['USDT', 'USDC'],
     mainnet: {
       network: 'MAINNET',
+      // EIP-7702: OP Stack Isthmus upgrade, 9 May 2025.
+      eip7702: true,
       chainId: 10,
       label: 'Optimism mainnet',
       blockTimeMs: 2_000,
@@ -201,6 +225,8 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     },
     testnet: {
       network: 'OPTIMISM_SEPOLIA',
+      // EIP-7702: OP Stack Isthmus upgrade, 17 April 2025.
+      eip7702: true,
       chainId: 11_155_420,
       label: 'Optimism Sepolia testnet',
       blockTimeMs: 2_000,
@@ -220,6 +246,8 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     tokenSymbols: ['USDC'],
     mainnet: {
       network: 'MAINNET',
+      // EIP-7702: OP Stack Isthmus upgrade, 9 May 2025.
+      eip7702: true,
       chainId: 8_453,
       label: 'Base mainnet',
       blockTimeMs: 2_000,
@@ -232,6 +260,8 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     },
     testnet: {
       network: 'BASE_SEPOLIA',
+      // EIP-7702: OP Stack Isthmus upgrade, 17 April 2025.
+      eip7702: true,
       chainId: 84_532,
       label: 'Base Sepolia testnet',
       blockTimeMs: 2_000,
@@ -251,6 +281,8 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     tokenSymbols: ['USDT', 'USDC'],
     mainnet: {
       network: 'MAINNET',
+      // No EIP-7702: Avalanche's variant (ACP-209) changes nonce and balance rules and was not activated as EIP-7702; top-ups instead.
+      eip7702: false,
       chainId: 43_114,
       label: 'Avalanche C-Chain mainnet',
       blockTimeMs: 2_000,
@@ -265,6 +297,8 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     },
     testnet: {
       network: 'FUJI',
+      // No EIP-7702: Avalanche's variant (ACP-209) changes nonce and balance rules and was not activated as EIP-7702; top-ups instead.
+      eip7702: false,
       chainId: 43_113,
       label: 'Avalanche Fuji testnet',
       blockTimeMs: 2_000,

@@ -163,6 +163,7 @@ function resolveNetwork(
     blockTimeMs: override.blockTimeMs ?? defaults.blockTimeMs,
     rpcUrl: override.rpcUrl ?? defaults.rpcUrl,
     requiredConfirmations,
+    eip7702: defaults.eip7702 ?? false,
     native: chain.native,
     // A local chain has none of the public testnet's token contracts: only those the config names.
     tokens: resolveTokens(at, chain, devnet ? { ...defaults, tokens: {} } : defaults, override, (key, value) => address(key, value, 'contract')),
