@@ -25,4 +25,9 @@ export const evmFamily: ChainFamilyAdapter = {
     return atomic === null ? base : `${base}?value=${atomic}`;
   },
   connect: async () => (await import('./connect.ts')).connectEvm,
+  sweep: {
+    planner: async () => (await import('./sweep-plan.ts')).evmSweepPlanner,
+    signer: async () => (await import('./sweep-sign.ts')).evmSweepSigner,
+    sender: async () => (await import('./sweep-send.ts')).evmSweepSender,
+  },
 };

@@ -1,0 +1,247 @@
+import { createHash } from 'node:crypto';
+import { getAddress, HDNodeWallet, keccak256, Transaction, TypedDataEncoder, Wallet, type TransactionLike } from 'ethers';
+import { CHAIN_DEFAULTS } from '../../chains/chain-defaults.ts';
+import { UsageError } from '../../domain/errors.ts';
+import type { FamilySweepSigner, SignedSweepTx, SweepCandidate, SweepKey, SweepPlan, UnsignedSweepTx } from '../sweep.ts';
+import {
+  CREATE2_DEPLOYER,
+  ERC20_ABI,
+  EvmSweepPayloadSchema,
+  SWEEPER_ABI,
+  SWEEPER_ADDRESS,
+  SWEEPER_INIT_CODE_HASH,
+  SWEEPER_SALT,
+  sweepTypedData,
+  type EvmBatchPayload,
+  type EvmSweepPayload,
+} from './sweep-payload.ts';
+
+// The offline half of an EVM sweep: keys from the wallet seed (BIP39 seed → BIP44 m/44'/60'/N'),
+// then one signature per transaction of the plan. Pure: no network, no clock but the deadline
+// check, no file. It trusts nothing in the plan it can check itself: the chain id, the Sweeper's
+// address and code, the destination of every move (always plan.to), who pays (deposits or the
+// plan's fee payer), and that a gas top-up goes to one of the plan's own deposits.
+
+/** Accounts m/44'/60'/N' tried when matching a pool's key fingerprint. */
+const ACCOUNT_SEARCH = 100;
+/** Accounts searched for deposits from an address list (no fingerprint to match). */
+const FILE_ACCOUNT_SEARCH = 5;
+/** Change addresses …/1/i of the deposits' account tried for the fee payer. */
+const FEE_PAYER_CHANGE_SEARCH = 20;
+
+/** The same id as keyFingerprint() in src/families/derive.ts, from a node instead of an xpub string. */
+export function accountFingerprint(node: HDNodeWallet): string {
+  return createHash('sha256')
+    .update(Buffer.from(node.publicKey.slice(2), 'hex'))
+    .update(Buffer.from(node.chainCode.slice(2), 'hex'))
+    .digest('hex')
+    .slice(0, 16);
+}
+
+// Derivation is the slow part (a few ms per hardened step): remember accounts per seed for the
+// life of the one `sweep sign` process. Keyed weakly on the seed so nothing outlives it.
+const accountsBySeed = new WeakMap<Uint8Array, Map<number, HDNodeWallet>>();
+
+function account(seed: Uint8Array, n: number): HDNodeWallet {
+  let accounts = accountsBySeed.get(seed);
+  if (!accounts) {
+    accounts = new Map();
+    accountsBySeed.set(seed, accounts);
+  }
+  let node = accounts.get(n);
+  if (!node) {
+    node = HDNodeWallet.fromSeed(seed).derivePath(`m/44'/60'/${n}'`);
+    accounts.set(n, node);
+  }
+  return node;
+}
+
+/** The account m/44'/60'/N' whose public key has this fingerprint, or throws. */
+function accountBySource(seed: Uint8Array, source: string): HDNodeWallet {
+  for (let n = 0; n < ACCOUNT_SEARCH; n++) {
+    const node = account(seed, n);
+    if (accountFingerprint(node) === source) return node;
+  }
+  throw new UsageError(`no account m/44'/60'/N' (N < ${ACCOUNT_SEARCH}) of this seed has key fingerprint ${source}: the pool was seeded from another wallet`);
+}
+
+function sweepKey(node: HDNodeWallet): SweepKey {
+  return { address: node.address, privateKey: Buffer.from(node.privateKey.slice(2), 'hex') };
+}
+
+function deriveKey(seed: Uint8Array, candidate: SweepCandidate, _plan: SweepPlan, searchLimit: number): SweepKey {
+  const wanted = getAddress(candidate.address);
+  if (candidate.derivationIndex !== null && candidate.source !== 'file') {
+    const node = accountBySource(seed, candidate.source).deriveChild(0).deriveChild(candidate.derivationIndex);
+    if (node.address !== wanted) {
+      throw new UsageError(`deposit ${candidate.derivationIndex} derives another address than the plan names: the plan does not belong to this seed`);
+    }
+    return sweepKey(node);
+  }
+  for (let n = 0; n < FILE_ACCOUNT_SEARCH; n++) {
+    const receive = account(seed, n).deriveChild(0);
+    for (let i = 0; i < searchLimit; i++) {
+      const node = receive.deriveChild(i);
+      if (node.address === wanted) return sweepKey(node);
+    }
+  }
+  throw new UsageError(`a deposit of the plan is none of the first ${searchLimit} receive addresses of accounts m/44'/60'/0' to ${FILE_ACCOUNT_SEARCH - 1}' of this seed`);
+}
+
+/**
+ * The fee payer is an address of the same seed: a change address …/1/i (i < 20) of the deposits'
+ * account, or a standard wallet account m/44'/60'/0'/0/i (MetaMask's first accounts, i < searchLimit).
+ */
+function deriveFeePayerKey(seed: Uint8Array, plan: SweepPlan, searchLimit: number): SweepKey {
+  if (plan.feePayer === null) throw new UsageError('the plan has no fee payer');
+  const wanted = getAddress(plan.feePayer);
+  const sources = [...new Set(plan.deposits.map((d) => d.source).filter((s) => s !== 'file'))];
+  for (const source of sources) {
+    const change = accountBySource(seed, source).deriveChild(1);
+    for (let i = 0; i < FEE_PAYER_CHANGE_SEARCH; i++) {
+      const node = change.deriveChild(i);
+      if (node.address === wanted) return sweepKey(node);
+    }
+  }
+  const standard = account(seed, 0).deriveChild(0);
+  for (let i = 0; i < searchLimit; i++) {
+    const node = standard.deriveChild(i);
+    if (node.address === wanted) return sweepKey(node);
+  }
+  throw new UsageError(
+    `the plan's fee payer is not an address of this seed (looked at the deposits' account …/1/i for i < ${FEE_PAYER_CHANGE_SEARCH} and m/44'/60'/0'/0/i for i < ${searchLimit})`,
+  );
+}
+
+/** The chain id every transaction must carry: the registry's, except on a local DEVNET whose id the operator chose. */
+function expectedChainId(plan: SweepPlan): number | null {
+  if (plan.network === 'DEVNET') return null;
+  const defaults = CHAIN_DEFAULTS[plan.chain];
+  if (defaults?.family !== 'evm') throw new UsageError(`the plan is for ${plan.chain}, not an EVM chain`);
+  return (plan.testnet ? defaults.testnet : defaults.mainnet).chainId;
+}
+
+function sign(plan: SweepPlan, keys: ReadonlyMap<string, SweepKey>): SignedSweepTx[] {
+  if (plan.family !== 'evm') throw new UsageError(`the plan is for the ${plan.family} family, not EVM`);
+  const to = getAddress(plan.to);
+  const feePayer = plan.feePayer === null ? null : getAddress(plan.feePayer);
+  const deposits = new Map(plan.deposits.map((d) => [getAddress(d.address), d]));
+  const payloads = new Map<string, EvmSweepPayload>();
+  for (const tx of plan.transactions) {
+    const parsed = EvmSweepPayloadSchema.safeParse(tx.payload);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new UsageError(`${tx.id}: not an EVM sweep transaction (${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'bad shape'})`);
+    }
+    payloads.set(tx.id, parsed.data);
+  }
+
+  let chainId = expectedChainId(plan);
+  for (const [id, payload] of payloads) {
+    chainId ??= payload.chainId;
+    if (payload.chainId !== chainId) throw new UsageError(`${id}: chain id ${payload.chainId}, but the plan is for ${plan.chain} ${plan.network} (${chainId})`);
+  }
+
+  const wallet = (address: string, id: string): Wallet => {
+    const key = keys.get(address) ?? keys.get(address.toLowerCase()) ?? [...keys.values()].find((k) => getAddress(k.address) === address);
+    if (!key) throw new UsageError(`${id}: no key for its signer`);
+    const w = new Wallet(`0x${Buffer.from(key.privateKey).toString('hex')}`);
+    if (w.address !== address) throw new UsageError(`${id}: the key given for its signer derives another address`);
+    return w;
+  };
+  const requireDeposit = (address: string, id: string) => {
+    const deposit = deposits.get(getAddress(address));
+    if (!deposit) throw new UsageError(`${id}: its account is not one of the plan's deposits`);
+    return deposit;
+  };
+  const requireFeePayer = (address: string, id: string) => {
+    if (feePayer === null || getAddress(address) !== feePayer) throw new UsageError(`${id}: paid by an account that is not the plan's fee payer`);
+  };
+
+  return plan.transactions.map((tx) => {
+    const payload = payloads.get(tx.id) as EvmSweepPayload;
+    const from = getAddress(payload.from);
+    const base: TransactionLike = {
+      type: 2,
+      chainId: BigInt(payload.chainId),
+      nonce: payload.nonce,
+      gasLimit: BigInt(payload.gasLimit),
+      maxFeePerGas: BigInt(payload.maxFeePerGas),
+      maxPriorityFeePerGas: BigInt(payload.maxPriorityFeePerGas),
+      value: 0n,
+    };
+    let request: TransactionLike;
+    switch (payload.kind) {
+      case 'native':
+        requireDeposit(from, tx.id);
+        request = { ...base, to, value: BigInt(payload.value), data: '0x' };
+        break;
+      case 'token':
+        requireDeposit(from, tx.id);
+        request = { ...base, to: getAddress(payload.token), data: ERC20_ABI.encodeFunctionData('transfer', [to, BigInt(payload.amount)]) };
+        break;
+      case 'top-up': {
+        requireFeePayer(from, tx.id);
+        const target = getAddress(payload.to);
+        requireDeposit(target, tx.id);
+        // A top-up pays exactly the gas reserve of the transfers it precedes, never more.
+        const reserve = plan.transactions
+          .filter((other) => other.after.includes(tx.id))
+          .map((other) => payloads.get(other.id) as EvmSweepPayload)
+          .filter((p) => getAddress(p.from) === target)
+          .reduce((sum, p) => sum + BigInt(p.gasLimit) * BigInt(p.maxFeePerGas), 0n);
+        if (BigInt(payload.value) > reserve) throw new UsageError(`${tx.id}: a gas top-up of more than the transfers after it can spend`);
+        request = { ...base, to: target, value: BigInt(payload.value), data: '0x' };
+        break;
+      }
+      case 'deploy-sweeper':
+        requireFeePayer(from, tx.id);
+        if (keccak256(payload.initCode) !== SWEEPER_INIT_CODE_HASH) throw new UsageError(`${tx.id}: deploys other code than chaingate's Sweeper`);
+        request = { ...base, to: CREATE2_DEPLOYER, data: `${SWEEPER_SALT}${payload.initCode.slice(2)}` };
+        break;
+      case '7702-batch': {
+        requireFeePayer(from, tx.id);
+        const call = batchCall(payload, to, tx.id, (address) => wallet(address, tx.id), requireDeposit);
+        // A type-4 transaction must carry an authorization; when every deposit is already delegated, a plain call does.
+        request = { ...base, ...call, type: call.authorizationList?.length ? 4 : 2, authorizationList: call.authorizationList?.length ? call.authorizationList : null };
+        break;
+      }
+    }
+    checkSigners(tx, from);
+    const signed = Transaction.from(request);
+    signed.signature = wallet(from, tx.id).signingKey.sign(signed.unsignedHash);
+    return { id: tx.id, raw: signed.serialized, txid: signed.hash as string };
+  });
+}
+
+/** The signers a transaction names must be exactly its sender (and, for a batch, the deposits it sweeps, checked by key lookup). */
+function checkSigners(tx: UnsignedSweepTx, from: string): void {
+  if (!tx.signers.some((s) => getAddress(s) === from)) throw new UsageError(`${tx.id}: its sender is not among its signers`);
+}
+
+function batchCall(
+  payload: EvmBatchPayload,
+  to: string,
+  id: string,
+  wallet: (address: string) => Wallet,
+  requireDeposit: (address: string, id: string) => unknown,
+): Pick<TransactionLike, 'to' | 'data' | 'authorizationList'> {
+  if (getAddress(payload.sweeper) !== SWEEPER_ADDRESS) throw new UsageError(`${id}: delegates deposits to another contract than chaingate's Sweeper`);
+  if (payload.deadline * 1000 <= Date.now()) throw new UsageError(`${id}: the plan's deadline has passed; make a new plan`);
+  const chainId = BigInt(payload.chainId);
+  const authorizationList = [];
+  const orders = [];
+  for (const order of payload.orders) {
+    const deposit = getAddress(order.deposit);
+    requireDeposit(deposit, id);
+    const w = wallet(deposit);
+    if (order.authNonce !== null) authorizationList.push(w.authorizeSync({ address: SWEEPER_ADDRESS, nonce: order.authNonce, chainId }));
+    const tokens = order.tokens.map((t) => getAddress(t));
+    const typed = sweepTypedData(chainId, deposit, to, tokens, BigInt(payload.deadline));
+    const signature = w.signingKey.sign(TypedDataEncoder.hash(typed.domain, typed.types, typed.value));
+    orders.push({ deposit, to, tokens, deadline: BigInt(payload.deadline), v: signature.v, r: signature.r, s: signature.s });
+  }
+  return { to: SWEEPER_ADDRESS, data: SWEEPER_ABI.encodeFunctionData('sweepMany', [orders]), authorizationList };
+}
+
+export const evmSweepSigner: FamilySweepSigner = { deriveKey, deriveFeePayerKey, sign };

@@ -1,0 +1,244 @@
+/**
+ * EVM sweeps on a real Hardhat 3 node (EDR, default hardfork Osaka: EIP-7702 type-4 transactions
+ * run). Deposits derived from a test seed that never held ETH receive test tokens (TestToken as
+ * USDC, NoBoolToken as USDT) and some native ETH; the family's own modules then plan (server),
+ * sign (offline, pure) and send: tokens and ETH reach the cold address, deposits end empty, the fee
+ * payer pays the gas. Through modules, not the CLI: the framework's `chaingate sweep` lands apart.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { type Contract, getAddress, HDNodeWallet, Mnemonic, parseEther, parseUnits, Transaction, Wallet } from 'ethers';
+import type { ResolvedNetwork } from '../../src/chains/registry.ts';
+import type { Config } from '../../src/config/schema.ts';
+import { loadConfig } from '../../src/config/load-config.ts';
+import { deployFixtures, type EvmFixtures } from '../../src/devnet/evm-fixtures.ts';
+import { startHardhatNode, type HardhatNode } from '../../src/devnet/hardhat-node.ts';
+import { keyFingerprint } from '../../src/families/derive.ts';
+import { evmSweepPlanner } from '../../src/families/evm/sweep-plan.ts';
+import { CREATE2_DEPLOYER, delegationCode, SWEEPER_ABI, SWEEPER_ADDRESS } from '../../src/families/evm/sweep-payload.ts';
+import { evmSweepSender } from '../../src/families/evm/sweep-send.ts';
+import { evmSweepSigner } from '../../src/families/evm/sweep-sign.ts';
+import { resolveChains } from '../../src/families/families.ts';
+import type { SignedSweepTx, SweepCandidate, SweepKey, SweepPlan } from '../../src/families/sweep.ts';
+import { createLogger } from '../../src/logger.ts';
+
+/** BIP39's own test vector phrase: a seed whose addresses hold nothing on the Hardhat chain. */
+const PHRASE = 'legal winner thank year wave sausage worth useful legal winner thank yellow';
+const seed = Mnemonic.fromPhrase(PHRASE).computeSeed();
+const seedBytes = Buffer.from(seed.slice(2), 'hex');
+const accountNode = HDNodeWallet.fromSeed(seed).derivePath("m/44'/60'/0'");
+const source = keyFingerprint(accountNode.neuter().extendedKey);
+const depositAddress = (i: number) => accountNode.deriveChild(0).deriveChild(i).address;
+/** The fee payer: the account's first change address (sweep-sign.ts looks there). */
+const feePayer = accountNode.deriveChild(1).deriveChild(0).address;
+const cold = getAddress('0x000000000000000000000000000000000000c01d');
+const attacker = getAddress('0x00000000000000000000000000000000bad0bad0');
+
+/**
+ * The canonical deployment of github.com/Arachnid/deterministic-deployment-proxy: a pre-EIP-155
+ * transaction from a keyless sender, the same on every chain, which places the CREATE2 proxy.
+ */
+const PROXY_DEPLOYMENT_TX =
+  '0xf8a58085174876e800830186a08080b853604580600e600039806000f350fe7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffe03601600081602082378035828234f58015156039578182fd5b8082525050506014600cf31ba02222222222222222222222222222222222222222222222222222222222222222a02222222222222222222222222222222222222222222222222222222222222222';
+const PROXY_DEPLOYER = '0x3fab184622dc19b6109349b94811493bf2a45362';
+
+let node: HardhatNode;
+let fx: EvmFixtures;
+let config: Config;
+let network: ResolvedNetwork;
+const log = createLogger('silent');
+
+function candidate(i: number): SweepCandidate {
+  return { address: depositAddress(i), derivationIndex: i, source };
+}
+
+function planFile(chainPart: Pick<SweepPlan, 'deposits' | 'skipped' | 'transactions'>, to = cold): SweepPlan {
+  return { format: 'chaingate-sweep-plan/1', id: 'test', kind: 'sweep', chain: 'ethereum', family: 'evm', network: network.network, testnet: true, to, feePayer, createdAt: new Date().toISOString(), ...chainPart };
+}
+
+/** What `chaingate sweep sign` does with the family's signer: derive every key, then sign. */
+function signOffline(plan: SweepPlan): SignedSweepTx[] {
+  const keys = new Map<string, SweepKey>();
+  for (const d of plan.deposits) keys.set(d.address, evmSweepSigner.deriveKey(seedBytes, d, plan, 20));
+  if (plan.feePayer !== null && evmSweepSigner.deriveFeePayerKey) keys.set(plan.feePayer, evmSweepSigner.deriveFeePayerKey(seedBytes, plan, 20));
+  return evmSweepSigner.sign(plan, keys);
+}
+
+/** What `chaingate sweep broadcast` does: send each in order, each after the ones it waits for are final. */
+async function broadcastAll(signed: SignedSweepTx[]): Promise<Map<string, bigint>> {
+  const gasUsed = new Map<string, bigint>();
+  for (const tx of signed) {
+    assert.deepEqual(await evmSweepSender.broadcast(network, config, tx), { accepted: true }, `${tx.id} accepted`);
+    // Sending the same raw again is harmless.
+    assert.deepEqual(await evmSweepSender.broadcast(network, config, tx), { accepted: true }, `${tx.id} accepted twice`);
+    const status = await evmSweepSender.status(network, config, tx.txid);
+    assert.equal(status.state, 'final', `${tx.id}: ${JSON.stringify(status)}`);
+    const receipt = await node.provider.getTransactionReceipt(tx.txid);
+    gasUsed.set(tx.id, receipt?.gasUsed ?? 0n);
+  }
+  return gasUsed;
+}
+
+async function plan(candidates: SweepCandidate[], options: { net?: ResolvedNetwork; feePayer?: string | null; min?: Record<string, bigint> } = {}) {
+  return planFile(
+    await evmSweepPlanner.plan({ network: options.net ?? network, config, log, candidates, to: cold, feePayer: options.feePayer === undefined ? feePayer : options.feePayer, min: options.min ?? {} }),
+  );
+}
+
+const token = (c: Contract) => ({
+  balance: async (a: string) => (await c.getFunction('balanceOf')(a)) as bigint,
+  send: async (to: string, amount: bigint) => (await (await (c.connect(fx.payer) as Contract).getFunction('transfer')(to, amount)).wait()),
+});
+const eth = (a: string) => node.provider.getBalance(a);
+const usdc = (n: string) => parseUnits(n, 6);
+
+describe('EVM sweeps on Hardhat (Osaka: EIP-7702)', () => {
+  before(async () => {
+    node = await startHardhatNode();
+    fx = await deployFixtures(node);
+    // The CREATE2 proxy as every public EVM chain has it: fund its keyless deployer, replay its transaction.
+    await (await fx.deployer.sendTransaction({ to: PROXY_DEPLOYER, value: parseEther('0.01') })).wait();
+    await node.send('eth_sendRawTransaction', [PROXY_DEPLOYMENT_TX]);
+    assert.notEqual(await node.provider.getCode(CREATE2_DEPLOYER), '0x');
+    await (await fx.deployer.sendTransaction({ to: feePayer, value: parseEther('10') })).wait();
+    const chains = {
+      ethereum: {
+        testnet: {
+          network: 'DEVNET',
+          rpcUrl: node.url,
+          confirmations: 1,
+          tokens: { USDC: { address: fx.addresses.usdc, decimals: 6 }, USDT: { address: fx.addresses.usdt, decimals: 6 } },
+        },
+      },
+    };
+    config = loadConfig({ env: {}, overrides: { chains, log: { level: 'silent' } } }).config;
+    network = resolveChains(config.chains as never).chains.ethereum.testnet;
+    assert.equal(network.eip7702, true, 'the Sepolia defaults say 7702; a DEVNET over them inherits it');
+  });
+  after(() => node?.stop());
+
+  test('one fee-payer type-4 transaction empties token deposits that never held ETH, and native ones; a later sweep reuses the delegation', async () => {
+    const [u, t] = [token(fx.usdc), token(fx.usdt)];
+    await u.send(depositAddress(0), usdc('100'));
+    await t.send(depositAddress(0), usdc('50'));
+    await t.send(depositAddress(1), usdc('7'));
+    await (await fx.payer.sendTransaction({ to: depositAddress(2), value: parseEther('1.5') })).wait();
+    await u.send(depositAddress(3), usdc('5'));
+    await (await fx.payer.sendTransaction({ to: depositAddress(3), value: parseEther('0.01') })).wait();
+
+    const p = await plan([0, 1, 2, 3, 4].map(candidate));
+    assert.deepEqual(p.skipped, [{ address: depositAddress(4), reason: 'nothing to move' }]);
+    assert.deepEqual(
+      p.transactions.map((tx) => (tx.payload as { kind: string }).kind),
+      ['deploy-sweeper', '7702-batch'],
+    );
+    const batch = p.transactions[1]!;
+    assert.deepEqual(batch.after, ['tx-0']);
+    assert.deepEqual(batch.deposits, [0, 1, 2, 3].map(depositAddress));
+    assert.ok(p.deposits.every((d) => d.fee === '0' && d.leftBehind.length === 0));
+
+    const feePayerBefore = await eth(feePayer);
+    const signed = signOffline(p);
+    assert.equal(Transaction.from(signed[1]!.raw).type, 4);
+    assert.equal(Transaction.from(signed[1]!.raw).authorizationList?.length, 4);
+    const gas = await broadcastAll(signed);
+
+    assert.equal(await u.balance(cold), usdc('105'));
+    assert.equal(await t.balance(cold), usdc('57'));
+    assert.equal(await eth(cold), parseEther('1.51'));
+    for (const i of [0, 1, 2, 3]) {
+      assert.equal(await eth(depositAddress(i)), 0n, `deposit ${i} holds no ETH`);
+      assert.equal(await u.balance(depositAddress(i)), 0n);
+      assert.equal(await t.balance(depositAddress(i)), 0n);
+      assert.equal((await node.provider.getCode(depositAddress(i))).toLowerCase(), delegationCode(SWEEPER_ADDRESS), `deposit ${i} stays delegated`);
+    }
+    assert.ok((await eth(feePayer)) < feePayerBefore, 'the fee payer paid the gas');
+    const first = gas.get('tx-1')!;
+    assert.ok(first <= BigInt((batch.payload as { gasLimit: string }).gasLimit), 'the estimate covers what the batch used');
+
+    // Late funds after the sweep: the next plan needs no new authorization and no deployment.
+    await u.send(depositAddress(0), usdc('1'));
+    await t.send(depositAddress(1), usdc('2'));
+    const again = await plan([0, 1].map(candidate));
+    assert.deepEqual(again.transactions.map((tx) => (tx.payload as { kind: string }).kind), ['7702-batch']);
+    assert.deepEqual((again.transactions[0]!.payload as { orders: { authNonce: number | null }[] }).orders.map((o) => o.authNonce), [null, null]);
+    const signedAgain = signOffline(again);
+    assert.equal(Transaction.from(signedAgain[0]!.raw).authorizationList?.length ?? 0, 0);
+    await broadcastAll(signedAgain);
+    assert.equal(await u.balance(cold), usdc('106'));
+    assert.equal(await t.balance(cold), usdc('59'));
+  });
+
+  test('the signer refuses a tampered plan, and an intent used for another destination reverts on chain', async () => {
+    await token(fx.usdc).send(depositAddress(5), usdc('9'));
+    const p = await plan([candidate(5)]);
+    const batchIndex = p.transactions.findIndex((tx) => (tx.payload as { kind: string }).kind === '7702-batch');
+    const tamper = (edit: (payload: Record<string, unknown>) => void, at = batchIndex): SweepPlan => {
+      const copy = structuredClone(p);
+      edit(copy.transactions[at]!.payload as Record<string, unknown>);
+      return copy;
+    };
+    assert.throws(() => signOffline(tamper((x) => { x.sweeper = attacker; })), /another contract than chaingate's Sweeper/);
+    assert.throws(() => signOffline(tamper((x) => { x.from = fx.addresses.other; })), /not the plan's fee payer/);
+    assert.throws(() => signOffline(tamper((x) => { (x.orders as { deposit: string }[])[0]!.deposit = fx.addresses.other; })), /not one of the plan's deposits/);
+    assert.throws(() => signOffline({ ...p, network: 'SEPOLIA' }), /chain id 31337, but the plan is for ethereum SEPOLIA \(11155111\)/);
+    assert.throws(() => signOffline({ ...p, chain: 'bitcoin', family: 'bitcoin' }), /not EVM/);
+    // A deposit address that this seed does not derive at its index.
+    assert.throws(() => evmSweepSigner.deriveKey(seedBytes, { ...candidate(5), derivationIndex: 6 }, p, 20), /deposit 6 derives another address/);
+
+    // Signed for the cold address; an executor who swaps in another destination is refused by the Sweeper.
+    const signed = signOffline(p);
+    const batchTx = Transaction.from(signed[batchIndex]!.raw);
+    const [orders] = SWEEPER_ABI.decodeFunctionData('sweepMany', batchTx.data) as unknown as [{ deposit: string; to: string; tokens: string[]; deadline: bigint; v: number; r: string; s: string }[]];
+    const forged = orders.map((o) => ({ deposit: o.deposit, to: attacker, tokens: [...o.tokens], deadline: o.deadline, v: o.v, r: o.r, s: o.s }));
+    const relay = new Wallet(node.privateKeys[3]!, node.provider);
+    // Delegate first, honestly (the plan's own transactions), then try the forged call from a stranger.
+    await broadcastAll(signed.slice(0, batchIndex));
+    const forgedCall = SWEEPER_ABI.encodeFunctionData('sweepMany', [forged]);
+    // Hardhat's automine answers a reverting transaction with its revert data (a real node mines it as failed).
+    const refusal = (await relay
+      .sendTransaction({ type: 4, to: SWEEPER_ADDRESS, data: forgedCall, authorizationList: batchTx.authorizationList ?? [], gasLimit: 500_000n })
+      .then((tx) => tx.wait())
+      .then(
+        () => null,
+        (err: { data?: string; error?: { data?: string }; info?: { error?: { data?: string } } }) => err.data ?? err.error?.data ?? err.info?.error?.data ?? null,
+      )) as string | null;
+    assert.ok(refusal !== null, 'the forged sweep must revert');
+    assert.equal(SWEEPER_ABI.parseError(refusal)?.name, 'BadSignature');
+    assert.equal(await token(fx.usdc).balance(attacker), 0n);
+    // The honest batch still works afterwards (the forged attempt changed nothing but a nonce it did not own).
+    await broadcastAll(signed.slice(batchIndex));
+    assert.equal(await token(fx.usdc).balance(depositAddress(5)), 0n);
+  });
+
+  test('without EIP-7702 the fee payer tops each token deposit up with exactly its gas reserve, then the deposit transfers', async () => {
+    const noSetCode = { ...network, eip7702: false };
+    await token(fx.usdt).send(depositAddress(7), usdc('3'));
+    await token(fx.usdc).send(depositAddress(8), usdc('2'));
+    await (await fx.payer.sendTransaction({ to: depositAddress(9), value: parseEther('0.2') })).wait();
+    const p = await plan([7, 8, 9].map(candidate), { net: noSetCode });
+    const kinds = p.transactions.map((tx) => `${(tx.payload as { kind: string }).kind}${tx.after.length ? `<${tx.after.join(',')}` : ''}`);
+    assert.deepEqual(kinds, ['top-up', 'token<tx-0', 'top-up', 'token<tx-2', 'native']);
+    const signed = signOffline(p);
+    await broadcastAll(signed);
+    assert.equal(await token(fx.usdt).balance(cold), usdc('59') + usdc('3'));
+    for (const i of [7, 8]) {
+      assert.equal(await token(fx.usdt).balance(depositAddress(i)), 0n);
+      assert.equal(await token(fx.usdc).balance(depositAddress(i)), 0n);
+      const left = p.deposits.find((d) => d.address === depositAddress(i))!.leftBehind[0]!;
+      assert.equal(left.holding.symbol, 'ETH');
+      assert.ok((await eth(depositAddress(i))) > 0n, 'the unspent gas reserve stays, and the plan says so');
+    }
+    const native = p.deposits.find((d) => d.address === depositAddress(9))!;
+    assert.equal(BigInt(native.moves[0]!.amount) + BigInt(native.fee), parseEther('0.2'));
+    assert.ok((await eth(depositAddress(9))) < BigInt(native.fee));
+
+    // A top-up larger than the transfers after it can spend is refused by the signer.
+    const greedy = structuredClone(p);
+    (greedy.transactions[0]!.payload as { value: string }).value = parseEther('5').toString();
+    assert.throws(() => signOffline(greedy), /more than the transfers after it can spend/);
+    const elsewhere = structuredClone(p);
+    (elsewhere.transactions[0]!.payload as { to: string }).to = attacker;
+    assert.throws(() => signOffline(elsewhere), /not one of the plan's deposits/);
+  });
+});
