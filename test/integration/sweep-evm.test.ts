@@ -169,6 +169,30 @@ describe('EVM sweeps on Hardhat (Osaka: EIP-7702)', () => {
     assert.equal(await t.balance(cold), usdc('59'));
   });
 
+  test('gas per swept deposit, first sweep and later sweeps, standard ERC-20 and USDT-like (docs/sweeps/evm.md)', async (t) => {
+    const figures: string[] = [];
+    for (const [name, c, start] of [['ERC-20 (TestToken)', fx.usdc, 20], ['USDT-like (NoBoolToken)', fx.usdt, 40]] as const) {
+      const one = [candidate(start)];
+      const ten = Array.from({ length: 10 }, (_, i) => candidate(start + 1 + i));
+      const sweep = async (candidates: SweepCandidate[]) => {
+        for (const cand of candidates) await token(c).send(cand.address, usdc('12.5'));
+        const p = await plan(candidates);
+        const batch = p.transactions.find((tx) => (tx.payload as { kind: string }).kind === '7702-batch')!;
+        const used = (await broadcastAll(signOffline(p))).get(batch.id)!;
+        assert.ok(used <= BigInt((batch.payload as { gasLimit: string }).gasLimit));
+        for (const cand of candidates) assert.equal(await token(c).balance(cand.address), 0n);
+        return used;
+      };
+      const [first1, first10] = [await sweep(one), await sweep(ten)];
+      const [later1, later10] = [await sweep(one), await sweep(ten)];
+      const line = (label: string, g1: bigint, g10: bigint) =>
+        `${name}, ${label}: one deposit ${g1} gas; ten in one transaction ${g10} gas, ${g10 / 10n} each, ${(g10 - g1) / 9n} per added deposit`;
+      figures.push(line('first sweep (authorization)', first1, first10), line('later sweep (still delegated)', later1, later10));
+      assert.ok(later10 < first10, 'a later sweep needs no authorization');
+    }
+    for (const f of figures) t.diagnostic(f);
+  });
+
   test('the signer refuses a tampered plan, and an intent used for another destination reverts on chain', async () => {
     await token(fx.usdc).send(depositAddress(5), usdc('9'));
     const p = await plan([candidate(5)]);
