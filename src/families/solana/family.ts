@@ -6,4 +6,9 @@ export const solanaFamily: ChainFamilyAdapter = {
   family: 'solana',
   addresses: solanaAddresses,
   connect: async () => (await import('./connect.ts')).connectSolana,
+  sweep: {
+    planner: async () => (await import('./sweep-plan.ts')).solanaSweepPlanner,
+    signer: async () => (await import('./sweep-sign.ts')).solanaSweepSigner,
+    sender: async () => (await import('./sweep-send.ts')).solanaSweepSender,
+  },
 };
