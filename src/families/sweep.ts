@@ -107,6 +107,10 @@ export interface FamilySweepPlanner {
     feePayer: string | null;
     /** Per symbol: holdings below this (atomic) are left behind and said so. */
     min: Record<string, bigint>;
+    /** Optional (bitcoin PSBT): the pool's account xpub, so each input carries its BIP32 derivation for other signers (Sparrow, a hardware wallet). */
+    accountKey?: string | null;
+    /** Optional (bitcoin PSBT): the master key's fingerprint (8 hex digits) those derivations start from. */
+    masterFingerprint?: string | null;
   }): Promise<Pick<SweepPlan, 'deposits' | 'skipped' | 'transactions'>>;
 }
 
@@ -120,10 +124,14 @@ export interface FamilySweepSigner {
    */
   deriveFeePayerKey?(seed: Uint8Array, plan: SweepPlan, searchLimit: number): SweepKey;
   sign(plan: SweepPlan, keys: ReadonlyMap<string, SweepKey>): SignedSweepTx[];
+  /** Optional: the key of a deposit from an account-level extended private key (xprv/zprv/tprv/vprv) instead of a seed. */
+  deriveKeyFromAccount?(accountKey: string, candidate: SweepCandidate, plan: SweepPlan, searchLimit: number): SweepKey;
 }
 
 /** sweep-send.ts: submits a signed transaction and tells where it stands. Sending the same raw twice is harmless. */
 export interface FamilySweepSender {
   broadcast(network: ResolvedNetwork, config: Config, tx: SignedSweepTx): Promise<{ accepted: true } | { accepted: false; error: string }>;
   status(network: ResolvedNetwork, config: Config, txid: string): Promise<{ state: 'pending' | 'final' | 'failed' | 'unknown'; fee?: string; error?: string }>;
+  /** Optional: before the first send, why the plan can no longer go through as signed (an input spent, a balance moved), or null. */
+  stale?(network: ResolvedNetwork, config: Config, plan: SweepPlan): Promise<string | null>;
 }

@@ -26,6 +26,7 @@ interface SimBlock {
   header: string;
   raw: Buffer | null;
   timestamp: number;
+  txs: bitcoin.Transaction[];
 }
 
 export interface Payout {
@@ -37,8 +38,9 @@ export interface EsploraSim {
   url: string;
   height(): number;
   /**
-   * Mines one block; each inner list becomes one transaction paying those outputs, and a Transaction
-   * goes in as it is (a real one, signatures and all). Returns the txids.
+   * Mines one block: the mempool first (transactions the node accepted), then each inner list
+   * becomes one transaction paying those outputs, and a Transaction goes in as it is (a real one,
+   * signatures and all). Returns the txids of the transactions given.
    */
   mine(txs?: Array<Payout[] | bitcoin.Transaction>, flaw?: 'merkle' | 'pow' | 'bits'): string[];
   mineEmpty(count: number): void;
@@ -46,13 +48,22 @@ export interface EsploraSim {
   rewind(depth: number): void;
   setFaultRate(rate: number): void;
   stats: { requests: number; faults: number };
+  /** Raw transactions received by POST /tx or sendrawtransaction, in order (accepted or not). */
+  posted: string[];
+  /** Txids waiting in the mempool for the next mine(). */
+  mempool(): string[];
+  setFeeEstimates(estimates: Record<string, number>): void;
   close(): Promise<void>;
 }
 
 export async function startEsploraSim(options: { seed?: number; rpcAuth?: { user: string; password: string } } = {}): Promise<EsploraSim> {
   const network = bitcoin.networks.regtest;
   const genesis = bitcoin.Block.fromHex(GENESIS_HEADER);
-  const chain: SimBlock[] = [{ hash: genesis.getId(), header: GENESIS_HEADER, raw: null, timestamp: genesis.timestamp }];
+  const chain: SimBlock[] = [{ hash: genesis.getId(), header: GENESIS_HEADER, raw: null, timestamp: genesis.timestamp, txs: [] }];
+  // Transactions POST /tx (or sendrawtransaction) accepted, mined by the next mine().
+  const mempool: bitcoin.Transaction[] = [];
+  const posted: string[] = [];
+  let feeEstimates: Record<string, number> = DEFAULT_FEE_ESTIMATES;
   let faultRate = 0;
   let seed = options.seed ?? 1;
   const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
@@ -70,7 +81,7 @@ export async function startEsploraSim(options: { seed?: number; rpcAuth?: { user
     const prev = chain[chain.length - 1]!;
     const height = chain.length;
     const transactions = [coinbase(height)];
-    for (const item of txs) {
+    for (const item of [...mempool.splice(0), ...txs]) {
       if (item instanceof bitcoin.Transaction) {
         transactions.push(item);
         continue;
@@ -100,11 +111,88 @@ export async function startEsploraSim(options: { seed?: number; rpcAuth?: { user
     // Real mining at regtest difficulty; or, for 'pow', a nonce whose hash misses the target.
     for (block.nonce = 0; block.checkProofOfWork() === (flaw === 'pow'); block.nonce++);
     const raw = Buffer.from(block.toBuffer());
-    chain.push({ hash: block.getId(), header: raw.subarray(0, 80).toString('hex'), raw, timestamp: block.timestamp });
-    return transactions.slice(1).map((t) => t.getId());
+    chain.push({ hash: block.getId(), header: raw.subarray(0, 80).toString('hex'), raw, timestamp: block.timestamp, txs: transactions });
+    return transactions.slice(1 + transactions.length - 1 - txs.length).map((t) => t.getId());
   }
 
   const byHash = () => new Map(chain.map((b) => [b.hash, b]));
+
+  /** Every transaction the node knows: in a block (with its height) or in the mempool (height null). */
+  function known(): { tx: bitcoin.Transaction; height: number | null; block: SimBlock | null }[] {
+    return [...chain.flatMap((b, height) => b.txs.map((tx) => ({ tx, height, block: b }))), ...mempool.map((tx) => ({ tx, height: null, block: null }))];
+  }
+  const outpoint = (hash: Uint8Array, index: number) => `${Buffer.from(hash).reverse().toString('hex')}:${index}`;
+  function spender(txid: string, vout: number): { tx: bitcoin.Transaction; height: number | null } | null {
+    for (const k of known()) if (k.tx.ins.some((i) => outpoint(i.hash, i.index) === `${txid}:${vout}`)) return k;
+    return null;
+  }
+  function addressOf(script: Uint8Array): string | null {
+    try {
+      return bitcoin.address.fromOutputScript(script, network);
+    } catch {
+      return null;
+    }
+  }
+  /** Esplora's GET /address/:address/utxo rows (electrs src/rest.rs UtxoValue). */
+  function utxosOf(address: string) {
+    const out = [];
+    for (const { tx, height, block } of known()) {
+      const txid = tx.getId();
+      for (const [vout, o] of tx.outs.entries()) {
+        if (addressOf(o.script) !== address || spender(txid, vout)) continue;
+        const status = height === null ? { confirmed: false } : { confirmed: true, block_height: height, block_hash: block!.hash, block_time: block!.timestamp };
+        out.push({ txid, vout, status, value: Number(o.value) });
+      }
+    }
+    return out;
+  }
+  function findTx(txid: string) {
+    return known().find((k) => k.tx.getId() === txid) ?? null;
+  }
+  /**
+   * Accepts a raw transaction as bitcoind's mempool would (the checks a sweep can fail): it must
+   * decode, spend only unspent outputs the node knows, and carry a valid signature for each
+   * P2WPKH and P2TR key-path input. Answers Core's error codes (src/rpc/mempool.cpp, validation.cpp).
+   */
+  function accept(hex: string): { txid: string } | { code: number; message: string } {
+    let tx: bitcoin.Transaction;
+    try {
+      tx = bitcoin.Transaction.fromHex(hex);
+    } catch {
+      return { code: -22, message: 'TX decode failed. Make sure the tx has at least one input.' };
+    }
+    const txid = tx.getId();
+    const existing = findTx(txid);
+    if (existing && existing.height === null) return { txid };
+    if (existing) return { code: -27, message: 'Transaction outputs already in utxo set' };
+    const prevouts: { script: Uint8Array; value: bigint }[] = [];
+    for (const input of tx.ins) {
+      const [prevTxid, vout] = outpoint(input.hash, input.index).split(':') as [string, string];
+      const prev = findTx(prevTxid)?.tx.outs[Number(vout)];
+      if (!prev || spender(prevTxid, Number(vout))) return { code: -25, message: 'bad-txns-inputs-missingorspent' };
+      prevouts.push({ script: prev.script, value: prev.value });
+    }
+    for (const [i, input] of tx.ins.entries()) {
+      const prev = prevouts[i]!;
+      const ok =
+        prev.script.length === 34 && prev.script[0] === 0x51
+          ? input.witness.length === 1 &&
+            ecc.verifySchnorr(tx.hashForWitnessV1(i, prevouts.map((p) => p.script), prevouts.map((p) => p.value), bitcoin.Transaction.SIGHASH_DEFAULT), prev.script.subarray(2), input.witness[0]!.subarray(0, 64))
+          : prev.script.length === 22 && prev.script[0] === 0x00 && input.witness.length === 2 && (() => {
+              const sig = bitcoin.script.signature.decode(input.witness[0]!);
+              const pubkey = input.witness[1]!;
+              const hash160 = bitcoin.crypto.hash160(pubkey);
+              const scriptCode = bitcoin.payments.p2pkh({ hash: hash160 }).output!;
+              return Buffer.compare(Buffer.from(hash160), Buffer.from(prev.script.subarray(2))) === 0 && ecc.verify(tx.hashForWitnessV0(i, scriptCode, prev.value, sig.hashType), pubkey, sig.signature);
+            })();
+      if (!ok) return { code: -26, message: `mempool-script-verify-flag-failed (Signature must be zero for failed CHECK(MULTI)SIG operation), input ${i}` };
+    }
+    const spent = tx.outs.reduce((s, o) => s + o.value, 0n);
+    const funded = prevouts.reduce((s, p) => s + p.value, 0n);
+    if (spent > funded) return { code: -25, message: 'bad-txns-in-belowout' };
+    mempool.push(tx);
+    return { txid };
+  }
   const rawOf = (b: SimBlock) => b.raw ?? Buffer.from(b.header, 'hex');
 
   /** Bitcoin Core JSON-RPC 1.0 (src/rpc/server.cpp, httprpc.cpp): the methods the indexer calls. */
@@ -138,6 +226,42 @@ export async function startEsploraSim(options: { seed?: number; rpcAuth?: { user
         if (!b) return void fail(500, -5, 'Block not found');
         return void (p[1] === 0 ? reply(rawOf(b).toString('hex')) : fail(500, -8, 'only verbosity 0 is served here'));
       }
+      case 'scantxoutset': {
+        // {"success", "txouts", "height", "bestblock", "unspents": [{txid, vout, scriptPubKey, desc, amount (BTC), coinbase, height}], "total_amount"}
+        if (p[0] !== 'start' || !Array.isArray(p[1])) return void fail(500, -8, 'Invalid action');
+        const unspents = (p[1] as string[]).flatMap((d) => {
+          const address = /^addr\(([^)]+)\)$/.exec(d)?.[1] ?? '';
+          const script = Buffer.from(bitcoin.address.toOutputScript(address, network)).toString('hex');
+          return utxosOf(address)
+            .filter((u) => u.status.confirmed)
+            .map((u) => ({ txid: u.txid, vout: u.vout, scriptPubKey: script, desc: `addr(${address})#00000000`, sats: BigInt(u.value), height: (u.status as { block_height: number }).block_height }));
+        });
+        // Written by hand: bitcoind prints amounts as JSON numbers with 8 decimals, which JSON.stringify would not keep.
+        const rows = unspents.map(({ sats: value, ...u }) => `${JSON.stringify({ ...u, coinbase: false }).slice(0, -1)},"amount":${btcText(value)}}`);
+        const total = unspents.reduce((sum, u) => sum + u.sats, 0n);
+        return void res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(`{"result":{"success":true,"txouts":${rows.length},"height":${chain.length - 1},"bestblock":"${chain[chain.length - 1]!.hash}","unspents":[${rows.join(',')}],"total_amount":${btcText(total)}},"error":null,"id":${JSON.stringify(call.id ?? null)}}\n`);
+      }
+      case 'estimatesmartfee':
+        // regtest without fee history: {"errors": ["Insufficient data or no feerate found"], "blocks": 0}
+        return void reply({ errors: ['Insufficient data or no feerate found'], blocks: 0 });
+      case 'sendrawtransaction': {
+        posted.push(String(p[0]));
+        const r = accept(String(p[0]));
+        return void ('txid' in r ? reply(r.txid) : fail(500, r.code, r.message));
+      }
+      case 'getrawtransaction': {
+        const k = findTx(String(p[0]));
+        if (!k) return void fail(500, -5, 'No such mempool or blockchain transaction. Use gettransaction for wallet transactions.');
+        return void reply({ txid: k.tx.getId(), hex: k.tx.toHex(), ...(k.height === null ? {} : { confirmations: chain.length - k.height, blockhash: k.block!.hash }) });
+      }
+      case 'gettxout': {
+        const k = findTx(String(p[0]));
+        const o = k?.tx.outs[Number(p[1])];
+        if (!k || !o || spender(String(p[0]), Number(p[1]))) return void reply(null);
+        return void reply({ bestblock: chain[chain.length - 1]!.hash, confirmations: k.height === null ? 0 : chain.length - k.height, value: Number(o.value) / 1e8 });
+      }
       default:
         return void fail(404, -32601, 'Method not found');
     }
@@ -148,7 +272,15 @@ export async function startEsploraSim(options: { seed?: number; rpcAuth?: { user
     if (req.method === 'POST') {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => core(req, res, Buffer.concat(chunks).toString()));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks).toString();
+        if (req.url !== '/tx') return core(req, res, body);
+        // Esplora POST /tx: raw hex in, txid out; a refusal is HTTP 400 with bitcoind's error (electrs src/rest.rs).
+        posted.push(body.trim());
+        const r = accept(body.trim());
+        if ('txid' in r) return void res.writeHead(200, { 'content-type': 'text/plain' }).end(r.txid);
+        res.writeHead(400, { 'content-type': 'text/plain' }).end(`sendrawtransaction RPC error: ${JSON.stringify({ code: r.code, message: r.message })}`);
+      });
       return;
     }
     if (random() < faultRate) {
@@ -165,6 +297,21 @@ export async function startEsploraSim(options: { seed?: number; rpcAuth?: { user
     if ((m = /^\/block-height\/(\d+)$/.exec(url))) {
       const b = chain[Number(m[1])];
       return void (b ? res.writeHead(200, { 'content-type': 'text/plain' }).end(b.hash) : res.writeHead(404).end('Block not found'));
+    }
+    const json = (body: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    if ((m = /^\/address\/([a-z0-9]+)\/utxo$/.exec(url))) return void json(utxosOf(m[1]!));
+    // {"1": 87.882, "2": 87.882, …, "144": 1.027}: sat/vB by confirmation target (Blockstream Esplora API docs, GET /fee-estimates).
+    if (url === '/fee-estimates') return void json(feeEstimates);
+    if ((m = /^\/tx\/([0-9a-f]{64})\/status$/.exec(url))) {
+      const k = findTx(m[1]!);
+      if (!k) return void res.writeHead(404, { 'content-type': 'text/plain' }).end('Transaction not found');
+      return void json(k.height === null ? { confirmed: false } : { confirmed: true, block_height: k.height, block_hash: k.block!.hash, block_time: k.block!.timestamp });
+    }
+    if ((m = /^\/tx\/([0-9a-f]{64})\/outspend\/(\d+)$/.exec(url))) {
+      const k = findTx(m[1]!);
+      if (!k?.tx.outs[Number(m[2])]) return void res.writeHead(404, { 'content-type': 'text/plain' }).end('Transaction not found');
+      const by = spender(m[1]!, Number(m[2]));
+      return void json(by ? { spent: true, txid: by.tx.getId(), status: by.height === null ? { confirmed: false } : { confirmed: true, block_height: by.height } } : { spent: false });
     }
     if ((m = /^\/block\/([0-9a-f]{64})\/(header|raw)$/.exec(url))) {
       const b = byHash().get(m[1]!);
@@ -189,8 +336,21 @@ export async function startEsploraSim(options: { seed?: number; rpcAuth?: { user
       faultRate = rate;
     },
     stats,
+    posted,
+    mempool: () => mempool.map((tx) => tx.getId()),
+    setFeeEstimates: (estimates) => {
+      feeEstimates = estimates;
+    },
     close: local.close,
   };
+}
+
+/** A mainnet-like answer to GET /fee-estimates (mempool.space's shape; values in sat/vB). */
+const DEFAULT_FEE_ESTIMATES: Record<string, number> = { '1': 12.118, '2': 10.5, '3': 9.012, '4': 8.2, '5': 7.7, '6': 6.303, '144': 1.025, '504': 1.001, '1008': 1.001 };
+
+/** Satoshis as bitcoind writes BTC amounts: 8 decimals (ValueFromAmount). */
+function btcText(value: bigint): string {
+  return `${value / 100_000_000n}.${(value % 100_000_000n).toString().padStart(8, '0')}`;
 }
 
 /**

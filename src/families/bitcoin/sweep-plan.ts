@@ -1,0 +1,190 @@
+import * as ecc from '@bitcoinerlab/secp256k1';
+import * as bitcoin from 'bitcoinjs-lib';
+import { UsageError } from '../../domain/errors.ts';
+import { keyFingerprint, parseAccountKey } from '../derive.ts';
+import type { FamilySweepPlanner, Holding, PlannedDeposit, SweepCandidate, UnsignedSweepTx } from '../sweep.ts';
+import { bitcoinJsNetwork } from './networks.ts';
+import { createSweepApi, type Utxo } from './sweep-api.ts';
+import { depositScript, dustLimit, INPUT_WEIGHT, outputWeight, overheadWeight, vsizeOf } from './sweep-weights.ts';
+
+// The bitcoin sweep plan (docs/sweeps/bitcoin.md): every confirmed output of the deposits spent by
+// one PSBT (more only past MAX_INPUTS) paying the cold address, the fee taken from the coins at the
+// node's 6-block estimate. Each input carries its witness UTXO, and with the account's xpub its
+// BIP32 derivation, so Sparrow or a hardware wallet can sign the PSBT instead of `sweep sign`.
+
+/** Inputs per transaction: ~270 WU each keeps a transaction far below the 400,000 WU standardness limit. */
+export const MAX_INPUTS = 1000;
+/** Blocks within which the fee rate aims to confirm. */
+const FEE_TARGET_BLOCKS = 6;
+/** Bitcoin Core's minimum relay fee (1 sat/vB): the floor when the node has no estimate (regtest). */
+const MIN_FEE_RATE = 1n;
+const HARDENED = 0x8000_0000;
+
+export interface BitcoinSweepPayload {
+  /** The unsigned PSBT (BIP174), base64. */
+  psbt: string;
+  /** sat/vB. */
+  feeRate: string;
+  /** The largest vsize the signed transaction can have; fee = vsize × feeRate. */
+  vsize: number;
+  /** Satoshis: inputs minus the output. */
+  fee: string;
+}
+
+interface Spend {
+  candidate: SweepCandidate;
+  script: 'p2wpkh' | 'p2tr';
+  utxos: Utxo[];
+  total: bigint;
+  holdings: Holding[];
+  leftBehind: PlannedDeposit['leftBehind'];
+}
+
+const btc = (amount: bigint): Holding => ({ symbol: 'BTC', token: null, decimals: 8, amount: amount.toString() });
+
+export const bitcoinSweepPlanner: FamilySweepPlanner = {
+  async plan({ network, config, log, candidates, to, feePayer, min, accountKey, masterFingerprint }) {
+    if (feePayer !== null) throw new UsageError('bitcoin sweeps pay their fee out of the swept coins: leave out --fee-payer');
+    bitcoin.initEccLib(ecc);
+    const js = bitcoin.networks[bitcoinJsNetwork(network.testnet, network.network)];
+    const toScript = bitcoin.address.toOutputScript(to, js);
+    const derivation = accountKey ? derivationOf(accountKey, network.testnet, masterFingerprint ?? null, candidates, js) : null;
+
+    const skipped: { address: string; reason: string }[] = [];
+    const usable = candidates.filter((c) => {
+      if (depositScript(c.address) !== null) return true;
+      skipped.push({ address: c.address, reason: 'not a P2WPKH or P2TR address: spend it with the wallet it came from' });
+      return false;
+    });
+    const api = createSweepApi(network, config);
+    const utxos = usable.length === 0 ? new Map<string, Utxo[]>() : await api.utxos(usable.map((c) => c.address));
+    const rate = maxBig((await api.feeRate(FEE_TARGET_BLOCKS)) ?? MIN_FEE_RATE, MIN_FEE_RATE);
+    log.info({ chain: network.chain, network: network.network, feeRate: rate.toString(), deposits: usable.length }, 'planning a bitcoin sweep');
+
+    const minimum = min.BTC ?? 0n;
+    const spends: Spend[] = [];
+    for (const candidate of usable) {
+      const script = depositScript(candidate.address)!;
+      const all = utxos.get(candidate.address) ?? [];
+      if (all.length === 0) {
+        skipped.push({ address: candidate.address, reason: 'nothing to move' });
+        continue;
+      }
+      const held = all.reduce((s, u) => s + u.value, 0n);
+      const leftBehind: PlannedDeposit['leftBehind'] = [];
+      const spendable: Utxo[] = [];
+      // An output whose value does not cover the fee of spending it would cost more than it brings.
+      const inputCost = BigInt(vsizeOf(INPUT_WEIGHT[script])) * rate;
+      for (const u of all) {
+        if (!u.confirmed) leftBehind.push({ holding: btc(u.value), reason: 'unconfirmed: a later plan sweeps it' });
+        else if (u.value <= inputCost) leftBehind.push({ holding: btc(u.value), reason: `dust: spending it costs ${inputCost} sat at ${rate} sat/vB` });
+        else spendable.push(u);
+      }
+      const total = spendable.reduce((s, u) => s + u.value, 0n);
+      if (spendable.length === 0) {
+        skipped.push({ address: candidate.address, reason: leftBehind.map((l) => `${l.holding.amount} sat ${l.reason}`).join('; ') });
+        continue;
+      }
+      if (total < minimum) {
+        skipped.push({ address: candidate.address, reason: `${total} sat is below --min (${minimum} sat)` });
+        continue;
+      }
+      spends.push({ candidate, script, utxos: spendable, total, holdings: [btc(held)], leftBehind });
+    }
+
+    const deposits: PlannedDeposit[] = [];
+    const transactions: UnsignedSweepTx[] = [];
+    for (const chunk of chunks(spends)) {
+      const inputs = chunk.flatMap((s) => s.utxos.map((u) => ({ spend: s, utxo: u })));
+      const weight = overheadWeight(inputs.length, 1) + inputs.reduce((w, i) => w + INPUT_WEIGHT[i.spend.script], 0) + outputWeight(toScript.length);
+      const vsize = vsizeOf(weight);
+      const fee = BigInt(vsize) * rate;
+      const total = chunk.reduce((s, c) => s + c.total, 0n);
+      const out = total - fee;
+      if (out < dustLimit(toScript)) {
+        for (const s of chunk) skipped.push({ address: s.candidate.address, reason: `${total} sat in all would leave less than the dust limit after a ${fee} sat fee` });
+        continue;
+      }
+      const psbt = new bitcoin.Psbt({ network: js });
+      psbt.setVersion(2);
+      for (const { spend, utxo } of inputs) {
+        const witnessScript = bitcoin.address.toOutputScript(spend.candidate.address, js);
+        psbt.addInput({
+          hash: utxo.txid,
+          index: utxo.vout,
+          // Opt in to replace-by-fee: a sweep stuck at a low rate can be bumped by its signer.
+          sequence: 0xfffffffd,
+          witnessUtxo: { script: witnessScript, value: utxo.value },
+          ...(derivation?.(spend.candidate, spend.script) ?? {}),
+        });
+      }
+      psbt.addOutput({ script: toScript, value: out });
+      // Each deposit pays for its own inputs; the transaction's overhead and output go to the largest.
+      const fees = chunk.map((s) => (BigInt(s.utxos.length * INPUT_WEIGHT[s.script]) * rate + 3n) / 4n);
+      const largest = chunk.reduce((best, s, i) => (s.total > chunk[best]!.total ? i : best), 0);
+      fees[largest] = fees[largest]! + fee - fees.reduce((a, b) => a + b, 0n);
+      chunk.forEach((s, i) => {
+        deposits.push({ ...s.candidate, holdings: s.holdings, moves: [btc(s.total - fees[i]!)], fee: fees[i]!.toString(), leftBehind: s.leftBehind });
+      });
+      const addresses = chunk.map((s) => s.candidate.address);
+      const payload: BitcoinSweepPayload = { psbt: psbt.toBase64(), feeRate: rate.toString(), vsize, fee: fee.toString() };
+      transactions.push({ id: `tx-${transactions.length}`, signers: addresses, deposits: addresses, after: [], payload });
+    }
+    return { deposits, skipped, transactions };
+  },
+};
+
+function maxBig(a: bigint, b: bigint): bigint {
+  return a > b ? a : b;
+}
+
+/** Deposits grouped into transactions of at most MAX_INPUTS inputs, a deposit never split. */
+function chunks(spends: Spend[]): Spend[][] {
+  const out: Spend[][] = [];
+  let current: Spend[] = [];
+  let inputs = 0;
+  for (const s of spends) {
+    if (current.length > 0 && inputs + s.utxos.length > MAX_INPUTS) {
+      out.push(current);
+      current = [];
+      inputs = 0;
+    }
+    current.push(s);
+    inputs += s.utxos.length;
+  }
+  if (current.length > 0) out.push(current);
+  return out;
+}
+
+/**
+ * The PSBT fields that let another signer find each input's key: BIP32 derivations (BIP174) for
+ * P2WPKH, taproot ones and the internal key (BIP371) for P2TR. The path is the account's standard
+ * one (BIP84/BIP86) down to `0/index`; the master fingerprint is the one given, else the account
+ * key's parent fingerprint (right only for wallets that record the account as their root).
+ */
+function derivationOf(accountKey: string, testnet: boolean, masterFingerprint: string | null, candidates: SweepCandidate[], js: bitcoin.Network) {
+  if (masterFingerprint !== null && !/^[0-9a-fA-F]{8}$/.test(masterFingerprint)) throw new UsageError('--fingerprint is the master key fingerprint: 8 hex digits, as Sparrow and Core show it (e.g. 73c5da0a)');
+  const { node } = parseAccountKey(accountKey, 'bitcoin', testnet);
+  const id = keyFingerprint(accountKey);
+  const sources = new Set([id, `p2tr:${id}`]);
+  if (!candidates.some((c) => sources.has(c.source))) {
+    throw new UsageError(`--xpub is not the key this pool was seeded from (its fingerprint ${id} matches no deposit's); pass the account key given to \`wallets seed\``);
+  }
+  const fingerprint = masterFingerprint !== null ? Buffer.from(masterFingerprint, 'hex') : Buffer.alloc(4);
+  if (masterFingerprint === null) fingerprint.writeUInt32BE(node.parentFingerprint);
+  const account = node.depth === 3 && node.index >= HARDENED ? node.index - HARDENED : 0;
+  const coin = testnet ? 1 : 0;
+  const receive = node.derive(0);
+  return (candidate: SweepCandidate, script: 'p2wpkh' | 'p2tr') => {
+    if (candidate.derivationIndex === null || !sources.has(candidate.source)) return {};
+    const pubkey = receive.derive(candidate.derivationIndex).publicKey;
+    const derived = script === 'p2tr' ? bitcoin.payments.p2tr({ internalPubkey: pubkey.subarray(1, 33), network: js }).address : bitcoin.payments.p2wpkh({ pubkey, network: js }).address;
+    if (derived !== candidate.address) throw new UsageError(`deposit #${candidate.derivationIndex}: --xpub derives another address at 0/${candidate.derivationIndex} than the pool holds`);
+    const path = `m/${script === 'p2tr' ? 86 : 84}'/${coin}'/${account}'/0/${candidate.derivationIndex}`;
+    if (script === 'p2tr') {
+      const xonly = pubkey.subarray(1, 33);
+      return { tapInternalKey: xonly, tapBip32Derivation: [{ masterFingerprint: fingerprint, pubkey: xonly, path, leafHashes: [] }] };
+    }
+    return { bip32Derivation: [{ masterFingerprint: fingerprint, pubkey, path }] };
+  };
+}
