@@ -207,6 +207,9 @@ describe('EVM sweeps on Hardhat (Osaka: EIP-7702)', () => {
     assert.throws(() => signOffline(tamper((x) => { (x.orders as { deposit: string }[])[0]!.deposit = fx.addresses.other; })), /not one of the plan's deposits/);
     assert.throws(() => signOffline({ ...p, network: 'SEPOLIA' }), /chain id 31337, but the plan is for ethereum SEPOLIA \(11155111\)/);
     assert.throws(() => signOffline({ ...p, chain: 'bitcoin', family: 'bitcoin' }), /not EVM/);
+    // The fee payer's key, asked for as a deposit of unknown index (how the framework may ask), is found the same way.
+    assert.equal(evmSweepSigner.deriveKey(seedBytes, { address: feePayer, derivationIndex: null, source: 'fee-payer' }, p, 20).address, feePayer);
+    assert.throws(() => evmSweepSigner.deriveFeePayerKey!(seedBytes, { ...p, feePayer: attacker }, 20), /not an address of this seed/);
     // A deposit address that this seed does not derive at its index.
     assert.throws(() => evmSweepSigner.deriveKey(seedBytes, { ...candidate(5), derivationIndex: 6 }, p, 20), /deposit 6 derives another address/);
 

@@ -69,8 +69,10 @@ function sweepKey(node: HDNodeWallet): SweepKey {
   return { address: node.address, privateKey: Buffer.from(node.privateKey.slice(2), 'hex') };
 }
 
-function deriveKey(seed: Uint8Array, candidate: SweepCandidate, _plan: SweepPlan, searchLimit: number): SweepKey {
+function deriveKey(seed: Uint8Array, candidate: SweepCandidate, plan: SweepPlan, searchLimit: number): SweepKey {
   const wanted = getAddress(candidate.address);
+  // A caller may ask for the fee payer's key as if it were a deposit of unknown index.
+  if (candidate.derivationIndex === null && plan.feePayer !== null && getAddress(plan.feePayer) === wanted) return deriveFeePayerKey(seed, plan, searchLimit);
   if (candidate.derivationIndex !== null && candidate.source !== 'file') {
     const node = accountBySource(seed, candidate.source).deriveChild(0).deriveChild(candidate.derivationIndex);
     if (node.address !== wanted) {
