@@ -55,6 +55,8 @@ export interface SweepCluster {
   svm: LiteSVM;
   usdc: Mint;
   lookAlike: Mint;
+  /** A USDC-like mint under Token-2022 (its associated token accounts carry the ImmutableOwner extension: 170 bytes). */
+  usdc2022: Mint;
   calls: Record<string, number>;
   /** Makes `to` a plain wallet holding `amount` lamports (set directly, as a snapshot would have it). */
   fund(to: Address, amount: bigint): void;
@@ -238,12 +240,14 @@ export async function startSweepCluster(): Promise<SweepCluster> {
 
   const usdc = await createMint(TOKEN_PROGRAM_ADDRESS, 6);
   const lookAlike = await createMint(TOKEN_PROGRAM_ADDRESS, 6);
+  const usdc2022 = await createMint(TOKEN_2022, 6);
 
   return {
     url: local.url,
     svm,
     usdc,
     lookAlike,
+    usdc2022,
     calls,
     fund(to, amount) {
       svm.setAccount({ address: to, lamports: lamports(amount), data: new Uint8Array(), executable: false, programAddress: address('11111111111111111111111111111111'), space: 0n });

@@ -9,7 +9,7 @@ import { createLogger } from '../../src/logger.ts';
 import type { SignedSweepTx, SweepKey, SweepPlan } from '../../src/families/sweep.ts';
 import { solanaKeyAt } from '../../src/families/solana/ed25519-keys.ts';
 import { solanaSweepPlanner } from '../../src/families/solana/sweep-plan.ts';
-import { solanaSweepSender } from '../../src/families/solana/sweep-send.ts';
+import { solanaSweepSender, solanaSweepStale } from '../../src/families/solana/sweep-send.ts';
 import { solanaSweepSigner } from '../../src/families/solana/sweep-sign.ts';
 import { associatedTokenAddress } from '../../src/families/solana/sweep-message.ts';
 import { startSweepCluster, type SweepCluster } from '../helpers/litesvm-sweep-rpc.ts';
@@ -21,8 +21,8 @@ import { startSweepCluster, type SweepCluster } from '../helpers/litesvm-sweep-r
 
 const log = createLogger('silent');
 
-function world(cluster: SweepCluster) {
-  const { config } = loadConfig({ env: {}, overrides: { chains: { solana: { mainnet: { rpcUrl: cluster.url, tokens: { USDC: { address: cluster.usdc.address, decimals: 6 } } } } }, indexer: { rpcTimeoutMs: 2000 } } });
+function world(cluster: SweepCluster, mint = cluster.usdc.address) {
+  const { config } = loadConfig({ env: {}, overrides: { chains: { solana: { mainnet: { rpcUrl: cluster.url, tokens: { USDC: { address: mint, decimals: 6 } } } } }, indexer: { rpcTimeoutMs: 2000 } } });
   const network = resolveChains(config.chains).chains.solana.mainnet;
   return { config, network };
 }
@@ -147,7 +147,7 @@ test('solana sweep: SOL and USDC from 14 deposits reach the cold wallet in packe
   assert.equal(again.transactions.length, 0);
 });
 
-test('solana sweep: the signer refuses a tampered destination, a foreign instruction and a deposit the seed does not derive; broadcast refuses an expired blockhash', async (t) => {
+test('solana sweep: the signer refuses a tampered destination, a foreign instruction and a deposit the seed does not derive; an expired blockhash or a moved balance is stale and nothing is sent', async (t) => {
   const cluster = await startSweepCluster();
   t.after(() => cluster.close());
   const w = world(cluster);
@@ -193,7 +193,9 @@ test('solana sweep: the signer refuses a tampered destination, a foreign instruc
 
   // Signed, then held too long: the blockhash expires and broadcast refuses, sending nothing.
   const signed = solanaSweepSigner.sign(plan, keys);
+  assert.equal(await solanaSweepStale(w.network, w.config, plan), null, 'fresh');
   cluster.expireBlockhash();
+  assert.match((await solanaSweepStale(w.network, w.config, plan)) ?? '', /blockhash has expired/);
   const sends = cluster.calls.sendTransaction ?? 0;
   const answer = await solanaSweepSender.broadcast(w.network, w.config, signed[0]!);
   assert.equal(answer.accepted, false);
@@ -205,8 +207,34 @@ test('solana sweep: the signer refuses a tampered destination, a foreign instruc
   // with the runtime's reason, which is what the framework records; nothing lands.
   const fresh = planOf(await solanaSweepPlanner.plan({ network: w.network, config: w.config, log, candidates, to: cold, feePayer: payer.address, min: {} }), cold, payer.address);
   const freshSigned = solanaSweepSigner.sign(fresh, keysFor(seed, fresh));
+  // A late USDC payment after planning: closeAccount would fail on the remainder, so the plan is stale.
+  await cluster.sendToken(cluster.usdc, address(deposit), 1_000_000n);
+  assert.match((await solanaSweepStale(w.network, w.config, fresh)) ?? '', /holds 8000000 USDC \(atomic\), the plan moves 7000000: plan again/);
   cluster.fund(address(payer.address), 1_000n); // the fee payer cannot pay any more
   const refused = await solanaSweepSender.broadcast(w.network, w.config, freshSigned[0]!);
   assert.equal(refused.accepted, false);
   assert.match((refused as { error: string }).error, /^-32002 Transaction simulation failed/);
+});
+
+test('solana sweep: a Token-2022 mint\'s deposits are swept through Token-2022 and their 170-byte accounts\' rent comes back', async (t) => {
+  const cluster = await startSweepCluster();
+  t.after(() => cluster.close());
+  const w = world(cluster, cluster.usdc2022.address);
+  const seed = randomBytes(64);
+  const payer = solanaKeyAt(seed, 0);
+  const deposit = solanaKeyAt(seed, 1).address;
+  const cold = solanaKeyAt(randomBytes(64), 0).address;
+  cluster.fund(address(payer.address), 100_000_000n);
+  cluster.fund(address(cold), 5_000_000n);
+  await cluster.sendToken(cluster.usdc2022, address(deposit), 12_500_000n);
+  const rent = cluster.svm.minimumBalanceForRentExemption(170n);
+  const candidates = [{ address: deposit, derivationIndex: 1, source: 'file' }];
+  const plan = planOf(await solanaSweepPlanner.plan({ network: w.network, config: w.config, log, candidates, to: cold, feePayer: payer.address, min: {} }), cold, payer.address);
+  assert.deepEqual(plan.deposits[0]!.moves.map((m) => [m.symbol, m.amount]), [['USDC', '12500000'], ['SOL', rent.toString()]]);
+  const statuses = await broadcastAll(cluster, w, solanaSweepSigner.sign(plan, keysFor(seed, plan)));
+  assert.equal(statuses[0]!.state, 'final');
+  assert.equal(cluster.tokenBalance(cluster.usdc2022, address(cold)), 12_500_000n);
+  assert.equal(cluster.tokenBalance(cluster.usdc2022, address(deposit)), null);
+  assert.equal(cluster.lamports(address(cold)), 5_000_000n + rent);
+  assert.equal(cluster.lamports(address(deposit)), 0n);
 });

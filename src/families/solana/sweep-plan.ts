@@ -34,9 +34,9 @@ const ACCOUNTS_PER_CALL = 100; // getMultipleAccounts' limit
 const COMMITMENT = 'confirmed';
 
 const AccountSchema = z.looseObject({ lamports: u64, owner: pubkey, executable: z.boolean(), space: z.number().int().nonnegative().optional(), data: z.unknown() }).nullable();
-const MultipleAccountsSchema = z.looseObject({ value: z.array(AccountSchema) });
+export const MultipleAccountsSchema = z.looseObject({ value: z.array(AccountSchema) });
 // Agave's UiTokenAccount (account-decoder/src/parse_token.rs), jsonParsed.
-const TokenAccountsSchema = z.looseObject({
+export const TokenAccountsSchema = z.looseObject({
   value: z.array(
     z.looseObject({
       pubkey,

@@ -1,8 +1,13 @@
 import { getCompiledTransactionMessageDecoder } from '@solana/kit';
 import { z } from 'zod';
-import type { FamilySweepSender } from '../sweep.ts';
+import type { ResolvedNetwork } from '../../chains/registry.ts';
+import type { Config } from '../../config/schema.ts';
+import type { FamilySweepSender, SignedSweepTx, SweepPlan } from '../sweep.ts';
 import { createLogger } from '../../logger.ts';
+import { TOKEN_PROGRAMS } from './sweep-message.ts';
+import { TokenAccountsSchema } from './sweep-plan.ts';
 import { pubkey, solanaRpc, u64 } from './sweep-rpc.ts';
+import { short } from './sweep-sign.ts';
 
 // The server's last step of a Solana sweep: sendTransaction (base64, with the node's preflight
 // simulation, so a transaction that would fail is refused with the runtime's reason and costs
@@ -33,8 +38,36 @@ function refusal(code: number, message: string, data: unknown): string {
   return `${code} ${message}${line ? ` (${line})` : ''}`;
 }
 
-export const solanaSweepSender: FamilySweepSender = {
-  async broadcast(network, config, tx) {
+/**
+ * Before the first send: the blockhash still valid, and each deposit's token balances what the
+ * plan moves. A token account holding more than planned (a late payment) would fail closeAccount,
+ * less would fail transferChecked: either way the plan is stale and is made again. More SOL is
+ * fine (the next plan sweeps it).
+ */
+export async function solanaSweepStale(network: ResolvedNetwork, config: Config, plan: SweepPlan): Promise<string | null> {
+  const { call } = solanaRpc(network, config, quiet());
+  const first = plan.transactions[0]?.payload as { blockhash?: unknown } | undefined;
+  if (typeof first?.blockhash === 'string' && !(await call('isBlockhashValid', [first.blockhash, { commitment: 'processed' }], ValidSchema)).value) {
+    return 'the blockhash has expired (a Solana plan is good for about 1 minute): plan again, sign and broadcast the new plan';
+  }
+  for (const deposit of plan.deposits) {
+    const lists = await Promise.all(TOKEN_PROGRAMS.map((programId) => call('getTokenAccountsByOwner', [deposit.address, { programId }, { encoding: 'jsonParsed', commitment: 'confirmed' }], TokenAccountsSchema)));
+    const live = new Map<string, bigint>();
+    for (const a of lists.flatMap((l) => l.value)) {
+      const info = a.account.data.parsed.info;
+      live.set(info.mint, (live.get(info.mint) ?? 0n) + BigInt(info.tokenAmount.amount));
+    }
+    for (const move of deposit.moves) {
+      if (move.token === null) continue;
+      const now = live.get(move.token) ?? 0n;
+      if (now !== BigInt(move.amount)) return `deposit ${short(deposit.address)} holds ${now} ${move.symbol} (atomic), the plan moves ${move.amount}: plan again`;
+    }
+  }
+  return null;
+}
+
+const sender = {
+  async broadcast(network: ResolvedNetwork, config: Config, tx: SignedSweepTx): Promise<{ accepted: true } | { accepted: false; error: string }> {
     const { call, attempt } = solanaRpc(network, config, quiet());
     const known = await call('getSignatureStatuses', [[tx.txid], { searchTransactionHistory: true }], StatusesSchema);
     if (known.value[0]) return { accepted: true };
@@ -57,7 +90,7 @@ export const solanaSweepSender: FamilySweepSender = {
     return { accepted: false, error: refusal(sent.code, sent.message, sent.data) };
   },
 
-  async status(network, config, txid) {
+  async status(network: ResolvedNetwork, config: Config, txid: string): Promise<{ state: 'pending' | 'final' | 'failed' | 'unknown'; fee?: string; error?: string }> {
     const { call } = solanaRpc(network, config, quiet());
     const status = (await call('getSignatureStatuses', [[txid], { searchTransactionHistory: true }], StatusesSchema)).value[0];
     if (!status) return { state: 'unknown' };
@@ -66,4 +99,8 @@ export const solanaSweepSender: FamilySweepSender = {
     const tx = await call('getTransaction', [txid, { encoding: 'json', commitment: 'finalized', maxSupportedTransactionVersion: 0 }], TransactionSchema);
     return tx?.meta ? { state: 'final', fee: tx.meta.fee.toString() } : { state: 'final' };
   },
+
+  stale: solanaSweepStale,
 };
+
+export const solanaSweepSender: FamilySweepSender = sender;
