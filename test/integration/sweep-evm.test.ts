@@ -238,6 +238,23 @@ describe('EVM sweeps on Hardhat (Osaka: EIP-7702)', () => {
     assert.equal(await token(fx.usdc).balance(depositAddress(5)), 0n);
   });
 
+  test('a stale plan is refused by the node with its message; unknown and garbage transactions are told apart', async () => {
+    await (await fx.payer.sendTransaction({ to: depositAddress(10), value: parseEther('0.1') })).wait();
+    const p = await plan([candidate(10)], { feePayer: null });
+    assert.deepEqual(p.transactions.map((tx) => (tx.payload as { kind: string }).kind), ['native']);
+    const [signed] = signOffline(p);
+    // The deposit's key spends elsewhere after planning: the planned nonce is gone.
+    const key = evmSweepSigner.deriveKey(seedBytes, candidate(10), p, 20);
+    const owner = new Wallet(`0x${Buffer.from(key.privateKey).toString('hex')}`, node.provider);
+    await (await owner.sendTransaction({ to: fx.addresses.other, value: parseEther('0.05') })).wait();
+    const refused = await evmSweepSender.broadcast(network, config, signed!);
+    assert.equal(refused.accepted, false);
+    assert.match((refused as { error: string }).error, /nonce/i);
+    assert.equal((await evmSweepSender.status(network, config, signed!.txid)).state, 'unknown');
+    const garbage = await evmSweepSender.broadcast(network, config, { id: 'tx-0', raw: '0x02deadbeef', txid: `0x${'11'.repeat(32)}` });
+    assert.equal(garbage.accepted, false);
+  });
+
   test('without EIP-7702 the fee payer tops each token deposit up with exactly its gas reserve, then the deposit transfers', async (t) => {
     const noSetCode = { ...network, eip7702: false };
     await token(fx.usdt).send(depositAddress(7), usdc('3'));
