@@ -210,6 +210,11 @@ describe('EVM sweeps on Hardhat (Osaka: EIP-7702)', () => {
     // The fee payer's key, asked for as a deposit of unknown index (how the framework may ask), is found the same way.
     assert.equal(evmSweepSigner.deriveKey(seedBytes, { address: feePayer, derivationIndex: null, source: 'fee-payer' }, p, 20).address, feePayer);
     assert.throws(() => evmSweepSigner.deriveFeePayerKey!(seedBytes, { ...p, feePayer: attacker }, 20), /not an address of this seed/);
+    // From the account's xprv instead of the seed: the same keys, deposits and fee payer.
+    const xprv = accountNode.extendedKey;
+    assert.equal(evmSweepSigner.deriveKeyFromAccount!(xprv, candidate(5), p, 20).address, depositAddress(5));
+    assert.equal(evmSweepSigner.deriveKeyFromAccount!(xprv, { address: feePayer, derivationIndex: null, source: 'fee-payer' }, p, 20).address, feePayer);
+    assert.throws(() => evmSweepSigner.deriveKeyFromAccount!(accountNode.neuter().extendedKey, candidate(5), p, 20), /cannot sign/);
     // A deposit address that this seed does not derive at its index.
     assert.throws(() => evmSweepSigner.deriveKey(seedBytes, { ...candidate(5), derivationIndex: 6 }, p, 20), /deposit 6 derives another address/);
 
@@ -246,7 +251,9 @@ describe('EVM sweeps on Hardhat (Osaka: EIP-7702)', () => {
     // The deposit's key spends elsewhere after planning: the planned nonce is gone.
     const key = evmSweepSigner.deriveKey(seedBytes, candidate(10), p, 20);
     const owner = new Wallet(`0x${Buffer.from(key.privateKey).toString('hex')}`, node.provider);
+    assert.equal(await evmSweepSender.stale!(network, config, p), null, 'fresh before the deposit moves');
     await (await owner.sendTransaction({ to: fx.addresses.other, value: parseEther('0.05') })).wait();
+    assert.match((await evmSweepSender.stale!(network, config, p)) ?? '', /no longer holds the planned amount/);
     const refused = await evmSweepSender.broadcast(network, config, signed!);
     assert.equal(refused.accepted, false);
     assert.match((refused as { error: string }).error, /nonce/i);

@@ -115,6 +115,31 @@ function deriveFeePayerKey(seed: Uint8Array, plan: SweepPlan, searchLimit: numbe
   );
 }
 
+/** From an account-level xprv (m/44'/60'/N') instead of the seed: the deposits at 0/i, the fee payer at 1/i or 0/i. */
+function deriveKeyFromAccount(accountKey: string, candidate: SweepCandidate, plan: SweepPlan, searchLimit: number): SweepKey {
+  const node = HDNodeWallet.fromExtendedKey(accountKey);
+  if (!(node instanceof HDNodeWallet)) throw new UsageError('an account public key cannot sign: give the xprv of the account, or the seed');
+  if (node.depth !== 3) throw new UsageError(`the extended key is at depth ${node.depth}; give the account's (m/44'/60'/N', depth 3)`);
+  const wanted = getAddress(candidate.address);
+  const isFeePayer = plan.feePayer !== null && getAddress(plan.feePayer) === wanted && candidate.derivationIndex === null;
+  if (!isFeePayer && candidate.source !== 'file' && accountFingerprint(node) !== candidate.source) {
+    throw new UsageError(`this account key's fingerprint is not the pool's (${candidate.source}): the pool was seeded from another account`);
+  }
+  if (candidate.derivationIndex !== null && !isFeePayer) {
+    const child = node.deriveChild(0).deriveChild(candidate.derivationIndex);
+    if (child.address !== wanted) throw new UsageError(`deposit ${candidate.derivationIndex} derives another address than the plan names`);
+    return sweepKey(child);
+  }
+  for (const branch of isFeePayer ? [1, 0] : [0]) {
+    const chain = node.deriveChild(branch);
+    for (let i = 0; i < searchLimit; i++) {
+      const child = chain.deriveChild(i);
+      if (child.address === wanted) return sweepKey(child);
+    }
+  }
+  throw new UsageError(`${isFeePayer ? "the plan's fee payer" : 'a deposit of the plan'} is none of the first ${searchLimit} addresses of this account key`);
+}
+
 /** The chain id every transaction must carry: the registry's, except on a local DEVNET whose id the operator chose. */
 function expectedChainId(plan: SweepPlan): number | null {
   if (plan.network === 'DEVNET') return null;
@@ -246,4 +271,4 @@ function batchCall(
   return { to: SWEEPER_ADDRESS, data: SWEEPER_ABI.encodeFunctionData('sweepMany', [orders]), authorizationList };
 }
 
-export const evmSweepSigner: FamilySweepSigner = { deriveKey, deriveFeePayerKey, sign };
+export const evmSweepSigner: FamilySweepSigner = { deriveKey, deriveFeePayerKey, deriveKeyFromAccount, sign };
