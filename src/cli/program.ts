@@ -16,6 +16,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   status: async () => (await import('./commands/status.ts')).statusCommand(),
   config: async () => (await import('./commands/config.ts')).configCommand(),
   devnet: async () => (await import('./commands/devnet.ts')).devnetCommand(),
+  sweep: async () => (await import('./commands/sweep.ts')).sweepCommand(),
 };
 
 export async function buildProgram(argv: string[]): Promise<Command> {

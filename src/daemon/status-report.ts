@@ -4,6 +4,10 @@ import { MerchantPoint } from '../db/entities/merchant-point.entity.ts';
 import type { Database } from '../db/orm.ts';
 import { migrationStatus } from '../db/migrate.ts';
 import { countPools, type PoolCount } from '../db/wallet-pool.ts';
+import { sweptTotals } from '../db/sweeps.ts';
+import { CHAIN_DEFAULTS } from '../chains/chain-defaults.ts';
+import { isChainSlug } from '../chains/slugs.ts';
+import { formatUnits } from '../domain/money.ts';
 import { offerReport, type AvailabilityContext, type NetworkOffer } from './availability.ts';
 
 export interface StatusReport {
@@ -12,6 +16,8 @@ export interface StatusReport {
   invoices: Record<string, number>;
   payments: Record<string, number>;
   pools: PoolCount[];
+  /** What `sweep broadcast` moved to cold storage per chain, network and coin (coin units): final, and on its way. */
+  sweeps: { chain: string; isTestnet: boolean; symbol: string; swept: string; pending: string }[];
   indexers: {
     chain: string;
     network: string;
@@ -53,6 +59,14 @@ async function countBy(db: Database, table: 'invoice' | 'payment' | 'webhook_del
 }
 
 
+/** A coin's decimals from the registry's defaults (sweeps record atomic units per symbol). */
+function decimalsOf(chain: string, isTestnet: boolean, symbol: string): number {
+  if (!isChainSlug(chain)) return 0;
+  const defaults = CHAIN_DEFAULTS[chain];
+  if (defaults.native.symbol === symbol) return defaults.native.decimals;
+  return (isTestnet ? defaults.testnet : defaults.mainnet).tokens[symbol]?.decimals ?? 0;
+}
+
 /** What an operator wants at a glance; read-only, shared by `chaingate status` and its --watch view. */
 export async function statusReport(
   db: Database,
@@ -68,7 +82,7 @@ export async function statusReport(
     { attemptedAt: { $gte: since }, $or: [{ statusCode: null }, { statusCode: { $lt: 200 } }, { statusCode: { $gte: 300 } }] },
     { orderBy: { attemptedAt: 'desc' }, limit: 20 },
   );
-  const [{ pending }, merchants, active, invoices, payments, pools, cursors, deliveries] = await Promise.all([
+  const [{ pending }, merchants, active, invoices, payments, pools, cursors, deliveries, swept] = await Promise.all([
     migrationStatus(db),
     em.count(MerchantPoint, {}),
     em.count(MerchantPoint, { active: true }),
@@ -77,6 +91,7 @@ export async function statusReport(
     countPools(em),
     em.find(IndexerCursor, {}, { orderBy: { chain: 'asc', network: 'asc' } }),
     countBy(db, 'webhook_delivery', 'state'),
+    sweptTotals(em),
   ]);
   const offered = offers ? await offerReport({ ...offers, db }, now) : [];
   const oldest = await em.execute<{ t: unknown }[]>(`select min(next_attempt_at) as t from webhook_delivery where state = 'PENDING'`);
@@ -87,6 +102,10 @@ export async function statusReport(
     invoices,
     payments,
     pools,
+    sweeps: swept.map((t) => {
+      const decimals = decimalsOf(t.chain, t.isTestnet, t.symbol);
+      return { chain: t.chain, isTestnet: t.isTestnet, symbol: t.symbol, swept: formatUnits(BigInt(t.swept), decimals), pending: formatUnits(BigInt(t.pending), decimals) };
+    }),
     indexers: cursors.map((c) => ({
       chain: c.chain,
       network: c.network,

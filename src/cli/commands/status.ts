@@ -58,6 +58,9 @@ export function renderStatus(r: StatusReport): string {
     '',
     'wallet pools',
     table(r.pools.map((p) => ({ ...p, network: p.isTestnet ? 'testnet' : 'mainnet' })), ['chain', 'network', 'free', 'leased', 'total']),
+    ...(r.sweeps.length === 0
+      ? []
+      : ['', 'swept to cold storage', table(r.sweeps.map((s) => ({ ...s, network: s.isTestnet ? 'testnet' : 'mainnet', coin: s.symbol })), ['chain', 'network', 'coin', 'swept', 'pending'])]),
   ].join('\n');
 }
 

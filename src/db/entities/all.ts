@@ -6,6 +6,8 @@ import { MerchantPointSchema } from './merchant-point.entity.ts';
 import { ObservedTransferSchema } from './observed-transfer.entity.ts';
 import { PaymentSchema } from './payment.entity.ts';
 import { ReferenceCounterSchema } from './reference-counter.entity.ts';
+import { SweepPlanSchema } from './sweep-plan.entity.ts';
+import { SweepTxSchema } from './sweep-tx.entity.ts';
 import { WalletAddressSchema } from './wallet-address.entity.ts';
 import { WebhookAttemptSchema } from './webhook-attempt.entity.ts';
 import { WebhookDeliverySchema } from './webhook-delivery.entity.ts';
@@ -25,4 +27,6 @@ export const ENTITIES = [
   IndexedBlockSchema,
   ObservedTransferSchema,
   ReferenceCounterSchema,
+  SweepPlanSchema,
+  SweepTxSchema,
 ];

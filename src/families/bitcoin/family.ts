@@ -40,4 +40,9 @@ export const bitcoinFamily: ChainFamilyAdapter = {
   // BIP21: `bitcoin:<address>?amount=<BTC as a decimal>`.
   paymentUri: ({ address, amount, atomic }) => (atomic === null ? `bitcoin:${address}` : `bitcoin:${address}?amount=${amount}`),
   connect: async () => (await import('./connect.ts')).connectBitcoin,
+  sweep: {
+    planner: async () => (await import('./sweep-plan.ts')).bitcoinSweepPlanner,
+    signer: async () => (await import('./sweep-sign.ts')).bitcoinSweepSigner,
+    sender: async () => (await import('./sweep-send.ts')).bitcoinSweepSender,
+  },
 };

@@ -1,0 +1,166 @@
+import type { Common } from '../common.ts';
+import type { SweepTx } from '../db/entities/sweep-tx.entity.ts';
+import { applySweepFact, findPlan, recordSignedTxs, txsOfPlan } from '../db/sweeps.ts';
+import { UsageError } from '../domain/errors.ts';
+import type { FamilySweepSender, SignedSweep, SweepPlan } from '../families/sweep.ts';
+import { checkPlan, readPlanFile, readSignedFile } from './plan-file.ts';
+import { sweepNetwork } from './plan-sweep.ts';
+
+// `chaingate sweep broadcast` (docs/sweeps.md#broadcast): every signed transaction is recorded
+// before the first is sent, then each is sent (unless the chain already has it) and followed to the
+// network's finality. Each state change goes through the sweep lifecycle (src/db/sweeps.ts
+// applySweepFact). Running it again resumes: a final transaction is never sent again, a pending
+// one is only looked at, a refused one is tried again with the same bytes.
+
+export interface BroadcastInput {
+  signed: string;
+  plan?: string;
+  wait: boolean;
+  /** How long --wait follows the transactions before it gives up (and says how to resume). */
+  waitMs?: number;
+}
+
+export interface BroadcastTxView {
+  id: string;
+  txid: string;
+  status: SweepTx['status'];
+  error: string | null;
+  deposits: number;
+  moves: Record<string, string>;
+  fee: string;
+}
+
+export interface BroadcastResult {
+  planId: string;
+  chain: string;
+  network: string;
+  transactions: BroadcastTxView[];
+  /** Whether every transaction is final. */
+  done: boolean;
+}
+
+function movesOf(plan: SweepPlan, deposits: string[]): Record<string, string> {
+  const totals: Record<string, bigint> = {};
+  for (const d of plan.deposits) {
+    if (!deposits.includes(d.address)) continue;
+    for (const m of d.moves) totals[m.symbol] = (totals[m.symbol] ?? 0n) + BigInt(m.amount);
+  }
+  return Object.fromEntries(Object.entries(totals).map(([k, v]) => [k, v.toString()]));
+}
+
+function feeOf(plan: SweepPlan, deposits: string[]): string {
+  return plan.deposits.filter((d) => deposits.includes(d.address)).reduce((s, d) => s + BigInt(d.fee), 0n).toString();
+}
+
+/** The signed file, checked against the plan the database recorded (and the plan file, when given). */
+async function loadSigned(common: Common, input: BroadcastInput): Promise<{ signed: SignedSweep; plan: SweepPlan }> {
+  const signed = readSignedFile(input.signed);
+  const record = await findPlan(common.db.em(), signed.planId);
+  if (!record) {
+    throw new UsageError(`${input.signed} is for plan ${signed.planId.slice(0, 16)}…, which this database never made: broadcast it where \`sweep plan\` ran, or make a new plan`);
+  }
+  if (record.chain !== signed.chain || record.network !== signed.network || record.isTestnet !== signed.testnet) {
+    throw new UsageError(`${input.signed} says ${signed.chain} ${signed.network}, but its plan is for ${record.chain} ${record.network}: refused`);
+  }
+  const plan = checkPlan(JSON.parse(record.body), `the recorded plan ${record.id.slice(0, 16)}…`);
+  if (input.plan !== undefined) {
+    const file = readPlanFile(input.plan);
+    if (file.id !== signed.planId) throw new UsageError(`${input.plan} is plan ${file.id.slice(0, 16)}…, but ${input.signed} was signed for plan ${signed.planId.slice(0, 16)}…`);
+  }
+  const planned = plan.transactions.map((t) => t.id).sort().join(',');
+  if (signed.transactions.map((t) => t.id).sort().join(',') !== planned) {
+    throw new UsageError(`${input.signed} does not hold the plan's transactions (${planned}): sign the plan again`);
+  }
+  return { signed, plan };
+}
+
+export async function broadcastSweep(common: Common, input: BroadcastInput, progress: (line: string) => void = () => {}): Promise<BroadcastResult> {
+  const { signed, plan } = await loadSigned(common, input);
+  const { network, family } = sweepNetwork(common, plan.chain, plan.testnet);
+  if (network.network !== plan.network) throw new UsageError(`the plan is for ${plan.chain} ${plan.network}, but this configuration's ${plan.testnet ? 'testnet' : 'mainnet'} is ${network.network}`);
+  const sender = await family.sweep.sender();
+  const em = common.db.em();
+
+  const { conflict } = await recordSignedTxs(
+    em,
+    plan.transactions.map((t) => {
+      const s = signed.transactions.find((x) => x.id === t.id)!;
+      return { planId: plan.id, txKey: t.id, chain: plan.chain, network: plan.network, isTestnet: plan.testnet, txid: s.txid, raw: s.raw, deposits: t.deposits, moves: movesOf(plan, t.deposits), fee: feeOf(plan, t.deposits) };
+    }),
+  );
+  if (conflict) {
+    throw new UsageError(`${conflict.txKey} of this plan was recorded as ${conflict.recorded}, but ${input.signed} holds ${conflict.given}: the plan was signed twice; broadcast the first signed file, or make a new plan`);
+  }
+
+  const deadline = Date.now() + (input.waitMs ?? 6 * 3_600_000);
+  const pollMs = Math.min(Math.max(Math.floor(network.blockTimeMs / 4), 250), 30_000);
+  for (;;) {
+    await onePass(common, plan, sender, network, progress);
+    const rows = await txsOfPlan(em, plan.id);
+    const done = rows.every((r) => r.status === 'FINAL');
+    const stuck = rows.some((r) => r.status === 'FAILED');
+    if (!input.wait || done || stuck || Date.now() > deadline) {
+      return {
+        planId: plan.id,
+        chain: plan.chain,
+        network: plan.network,
+        done,
+        transactions: rows.map((r) => ({ id: r.txKey, txid: r.txid, status: r.status, error: r.error ?? null, deposits: (JSON.parse(r.deposits) as string[]).length, moves: JSON.parse(r.moves) as Record<string, string>, fee: r.fee })),
+      };
+    }
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
+}
+
+/** One look at every transaction of the plan: send what the chain lacks, record what it says. */
+async function onePass(common: Common, plan: SweepPlan, sender: FamilySweepSender, network: Parameters<FamilySweepSender['status']>[0], progress: (line: string) => void): Promise<void> {
+  const em = common.db.em();
+  const rows = await txsOfPlan(em, plan.id);
+  const byKey = new Map(rows.map((r) => [r.txKey, r]));
+  let staleChecked = false;
+  for (const tx of plan.transactions) {
+    const row = byKey.get(tx.id)!;
+    if (row.status === 'FINAL') continue;
+    const seen = await sender.status(network, common.config, row.txid);
+    if (seen.state === 'final') {
+      await applySweepFact(em, row.id, 'finalized', { error: null, ...(seen.fee ? { fee: seen.fee } : {}) });
+      progress(`${tx.id} ${row.txid}: final`);
+      continue;
+    }
+    if (seen.state === 'failed') {
+      await applySweepFact(em, row.id, 'reverted', { error: seen.error ?? 'failed on chain' });
+      progress(`${tx.id} ${row.txid}: failed on chain: ${seen.error ?? ''}`);
+      continue;
+    }
+    if (seen.state === 'pending') {
+      if (row.status !== 'SENT') await applySweepFact(em, row.id, 'accepted', { error: null });
+      continue;
+    }
+    // Unknown to the chain: a transaction sent before and since dropped is simply sent again.
+    if (row.status === 'SENT') await applySweepFact(em, row.id, 'dropped');
+    const waiting = tx.after.filter((id) => byKey.get(id)?.status !== 'FINAL');
+    if (waiting.length > 0) {
+      progress(`${tx.id}: waits for ${waiting.join(', ')} to be final`);
+      continue;
+    }
+    // Before the plan's first send, the planner's view is checked against the chain once.
+    const anySent = rows.some((r) => r.attempts > 0 || r.status === 'SENT' || r.status === 'FINAL');
+    if (!anySent && !staleChecked && sender.stale) {
+      staleChecked = true;
+      const why = await sender.stale(network, common.config, plan);
+      if (why !== null) {
+        await applySweepFact(em, row.id, 'rejected', { error: `stale plan (the planner's check): ${why}`, attempted: true });
+        progress(`${tx.id}: not sent: the plan is stale: ${why}`);
+        return;
+      }
+    }
+    const answer = await sender.broadcast(network, common.config, { id: tx.id, raw: row.raw, txid: row.txid });
+    if (answer.accepted) {
+      await applySweepFact(em, row.id, 'accepted', { error: null, attempted: true });
+      progress(`${tx.id} ${row.txid}: sent`);
+    } else {
+      await applySweepFact(em, row.id, 'rejected', { error: `the node refused it: ${answer.error}`, attempted: true });
+      progress(`${tx.id} ${row.txid}: refused by the node: ${answer.error}`);
+    }
+  }
+}

@@ -1,0 +1,111 @@
+import { getNetwork, type ResolvedNetwork } from '../chains/registry.ts';
+import type { Common } from '../common.ts';
+import { isPoolAddress, recordPlan, sweepCandidates } from '../db/sweeps.ts';
+import { InvalidAddressError, UsageError } from '../domain/errors.ts';
+import { isDecimalString, parseUnits } from '../domain/money.ts';
+import { FAMILIES, resolveChains, validateAddress } from '../families/families.ts';
+import type { ChainFamilyAdapter } from '../families/family.ts';
+import type { SweepPlan } from '../families/sweep.ts';
+import { planId, writePlanFile } from './plan-file.ts';
+
+// `chaingate sweep plan` (docs/sweeps.md): the ledger says which deposits may be emptied, the
+// family's planner reads their live balances and builds unsigned transactions, and the plan is
+// written to a file (for the offline signer) and recorded (for the broadcast to check against).
+
+export interface PlanSweepInput {
+  chain: string;
+  testnet: boolean;
+  to: string;
+  feePayer: string | null;
+  /** `--min` values: a bare decimal for the native coin, or SYMBOL=decimal. */
+  min: string[];
+  accountKey: string | null;
+  masterFingerprint: string | null;
+  out: string;
+  kind?: 'sweep' | 'refund';
+}
+
+export type PlanSweepResult = { written: true; plan: SweepPlan } | { written: false; plan: SweepPlan; reason: string };
+
+/** The network of a sweep command, refusing a chain switched off or one whose family has no sweeps yet. */
+export function sweepNetwork(common: Pick<Common, 'config'>, chain: string, testnet: boolean): { network: ResolvedNetwork; family: ChainFamilyAdapter & { sweep: NonNullable<ChainFamilyAdapter['sweep']> } } {
+  const network = getNetwork(resolveChains(common.config.chains), chain, testnet);
+  if (!network.enabled) throw new UsageError(`${chain} is switched off in the configuration (chains.${chain}.enabled: false)`);
+  const family = FAMILIES[network.family];
+  if (!family.sweep) throw new UsageError(`sweeps are not yet supported on ${chain}`);
+  return { network, family: family as ChainFamilyAdapter & { sweep: NonNullable<ChainFamilyAdapter['sweep']> } };
+}
+
+function address(network: ResolvedNetwork, flag: string, value: string): string {
+  try {
+    return validateAddress(network.family, value, network.testnet, { network: network.network });
+  } catch (err) {
+    if (err instanceof InvalidAddressError) throw new UsageError(`${flag}: ${err.message}`);
+    throw err;
+  }
+}
+
+function parseMin(network: ResolvedNetwork, values: string[]): Record<string, bigint> {
+  const out: Record<string, bigint> = {};
+  for (const value of values) {
+    const [symbol, amount] = value.includes('=') ? (value.split('=', 2) as [string, string]) : [network.native.symbol, value];
+    const token = network.tokens.find((t) => t.symbol === symbol.toUpperCase());
+    if (!token) throw new UsageError(`--min ${value}: ${network.chain} has no ${symbol} (known: ${network.tokens.map((t) => t.symbol).join(', ')})`);
+    if (!isDecimalString(amount)) throw new UsageError(`--min ${value}: not a decimal amount such as 0.001`);
+    try {
+      out[token.symbol] = parseUnits(amount, token.decimals);
+    } catch {
+      throw new UsageError(`--min ${value}: ${token.symbol} has ${token.decimals} decimals`);
+    }
+  }
+  return out;
+}
+
+export async function planSweep(common: Common, input: PlanSweepInput, now = new Date()): Promise<PlanSweepResult> {
+  const { network, family } = sweepNetwork(common, input.chain, input.testnet);
+  const to = address(network, '--to', input.to);
+  const feePayer = input.feePayer === null ? null : address(network, '--fee-payer', input.feePayer);
+  const min = parseMin(network, input.min);
+  const em = common.db.em();
+  const pool = { chain: network.chain, isTestnet: network.testnet };
+  const { candidates, skipped } = await sweepCandidates(em, pool);
+  // Sweeping into a deposit address would hand the funds to a buyer's payment record.
+  if (await isPoolAddress(em, pool, to)) {
+    throw new UsageError(`--to is an address of the ${network.chain} deposit pool: sweep to a cold wallet address outside the pool`);
+  }
+  const base: Omit<SweepPlan, 'id' | 'deposits' | 'skipped' | 'transactions'> = {
+    format: 'chaingate-sweep-plan/1',
+    kind: input.kind ?? 'sweep',
+    chain: network.chain,
+    family: network.family,
+    network: network.network,
+    testnet: network.testnet,
+    to,
+    feePayer,
+    createdAt: now.toISOString(),
+  };
+  const planner = await family.sweep.planner();
+  const planned =
+    candidates.length === 0
+      ? { deposits: [], skipped: [], transactions: [] }
+      : await planner.plan({ network, config: common.config, log: common.log, candidates, to, feePayer, min, accountKey: input.accountKey, masterFingerprint: input.masterFingerprint });
+  const body = { ...base, deposits: planned.deposits, skipped: [...skipped, ...planned.skipped], transactions: planned.transactions };
+  const plan: SweepPlan = { ...body, id: planId(body as SweepPlan) };
+  if (plan.transactions.length === 0) {
+    const reason = candidates.length === 0 ? `no ${network.chain} deposit has ended its payment and is free to sweep` : 'no deposit holds anything worth moving';
+    return { written: false, plan, reason };
+  }
+  // Recorded first: a plan file the database does not know could never be broadcast.
+  await recordPlan(em, {
+    id: plan.id,
+    chain: plan.chain,
+    network: plan.network,
+    isTestnet: plan.testnet,
+    kind: plan.kind,
+    toAddress: plan.to,
+    feePayer: plan.feePayer,
+    body: JSON.stringify(plan),
+  });
+  writePlanFile(input.out, plan);
+  return { written: true, plan };
+}

@@ -1,0 +1,287 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as ecc from '@bitcoinerlab/secp256k1';
+import { BIP32Factory } from 'bip32';
+import * as bitcoin from 'bitcoinjs-lib';
+import { Mnemonic } from 'ethers';
+import { Invoice } from '../../src/db/entities/invoice.entity.ts';
+import { MerchantPoint } from '../../src/db/entities/merchant-point.entity.ts';
+import { Payment } from '../../src/db/entities/payment.entity.ts';
+import { WalletAddress } from '../../src/db/entities/wallet-address.entity.ts';
+import { openDatabase } from '../../src/db/orm.ts';
+import type { PaymentStatus } from '../../src/domain/lifecycle.ts';
+import { FAMILIES } from '../../src/families/families.ts';
+import type { SweepPlan } from '../../src/families/sweep.ts';
+import { runCli } from '../helpers/cli.ts';
+import { createTestDatabase, DIALECTS, skipUnless } from '../helpers/databases.ts';
+import { startEsploraSim } from '../helpers/esplora-sim.ts';
+import { writeConfigFile } from '../helpers/indexer-process.ts';
+
+// The whole flow through the real binary (docs/sweeps.md): `sweep plan` on the server reads the
+// ledger and a regtest chain served over Esplora, `sweep sign` signs offline from a 0600 seed file,
+// `sweep broadcast` sends to the same Esplora-shaped node and follows to the confirmations, and
+// list/show/status report it. Then every kind of bad input, each refused with nothing sent.
+
+bitcoin.initEccLib(ecc);
+const regtest = bitcoin.networks.regtest;
+const PHRASE = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
+const OTHER_PHRASE = 'legal winner thank year wave sausage worth useful legal winner thank yellow';
+const TPUB84 = BIP32Factory(ecc)
+  .fromSeed(Buffer.from(Mnemonic.fromPhrase(PHRASE).computeSeed().slice(2), 'hex'), bitcoin.networks.testnet)
+  .derivePath("m/84'/1'/0'")
+  .neutered()
+  .toBase58();
+const COLD = bitcoin.payments.p2wpkh({ hash: Buffer.alloc(20, 0x42), network: regtest }).address!;
+const OTHER_COLD = bitcoin.payments.p2wpkh({ hash: Buffer.alloc(20, 0x43), network: regtest }).address!;
+
+const json = <T>(text: string): T => JSON.parse(text) as T;
+
+for (const dialect of DIALECTS) {
+  describe(`bitcoin sweep through the CLI on ${dialect}`, { skip: await skipUnless(dialect) }, () => {
+    test('plan, sign offline, broadcast, follow to 2 confirmations; re-runs send nothing twice; bad input refused', async (t) => {
+      const sim = await startEsploraSim();
+      t.after(() => sim.close());
+      sim.mineEmpty(1);
+      const tdb = await createTestDatabase(dialect);
+      t.after(() => tdb.drop());
+      const dir = mkdtempSync(join(tmpdir(), 'chaingate-sweep-'));
+      const config = writeConfigFile({ chains: { bitcoin: { testnet: { rpcUrl: sim.url, network: 'REGTEST', confirmations: 2, blockTimeMs: 1000 } } }, log: { level: 'warn' } });
+      const env = { CHAINGATE_DATABASE_URL: tdb.url, CHAINGATE_MASTER_KEY: 't'.repeat(64), CHAINGATE_CONFIG: config };
+      const cli = (args: string[], extra: Record<string, string> = {}) => runCli(args, { ...env, ...extra }, { cwd: dir });
+      const ok = async (args: string[]) => {
+        const r = await cli(args);
+        assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+        return r;
+      };
+      const refused = async (args: string[], pattern: RegExp, extra: Record<string, string> = {}) => {
+        const r = await cli(args, extra);
+        assert.equal(r.code, 2, `${args.join(' ')} should be refused: ${r.stdout}${r.stderr}`);
+        assert.match(r.stderr, pattern);
+        return r;
+      };
+
+      if (dialect === 'postgresql') await ok(['migrate']);
+      const merchant = json<{ id: string }>((await ok(['merchant', 'create', '--name', 'Acme', '--json'])).stdout);
+      await ok(['wallets', 'seed', '--chain', 'bitcoin', '--testnet', '--xpub', TPUB84, '--count', '6']);
+
+      // The ledger: deposits 0 and 1 ended (COMPLETED, EXPIRED), 2 is still PENDING, 3 FAILED and empty, 4 and 5 never leased.
+      const db = await openDatabase(tdb.url);
+      t.after(() => db.close());
+      const em = db.em();
+      const pool = await em.find(WalletAddress, { chain: 'bitcoin', isTestnet: true }, { orderBy: { derivationIndex: 'asc' } });
+      const invoice = em.create(Invoice, {
+        referenceId: 'INV-SWEEP-TEST-0001',
+        merchant: em.getReference(MerchantPoint, merchant.id),
+        orderId: 'o-1',
+        amount: '100',
+        currency: 'USD',
+        status: 'PAID',
+        customerEmail: null,
+        customerName: null,
+        customerMetadata: {},
+        metadata: {},
+        returnUrl: null,
+        cancelUrl: null,
+        expiresAt: new Date(Date.now() + 3_600_000),
+        viewedAt: null,
+        paidAt: null,
+        cancelledAt: null,
+      });
+      const statuses: PaymentStatus[] = ['COMPLETED', 'EXPIRED', 'PENDING', 'FAILED'];
+      for (const [i, status] of statuses.entries()) {
+        const p = em.create(Payment, {
+          referenceId: `PAY-SWEEP-TEST-000${i}`,
+          invoice,
+          merchant: em.getReference(MerchantPoint, merchant.id),
+          status,
+          blockchain: 'bitcoin',
+          network: 'REGTEST',
+          isTestnet: true,
+          cryptoCurrency: 'BTC',
+          decimals: 8,
+          tokenAddress: null,
+          amount: '0.001',
+          expectedAmount: '0.001',
+          receivedAmount: '0',
+          address: pool[i]!.address,
+          requiredConfirmations: 2,
+          transactionHash: null,
+          blockNumber: null,
+          contractAddress: null,
+          externalId: null,
+          externalIdUuid: null,
+          metadata: {},
+          expiresAt: new Date(Date.now() - 60_000),
+          completedAt: null,
+        });
+        await em.flush();
+        await em.nativeUpdate(WalletAddress, { id: pool[i]!.id }, { status: 'LEASED', paymentId: p.id, leasedAt: new Date() });
+      }
+      const [d0, d1, d2, , d4] = pool.map((w) => w.address);
+      sim.mine([[{ address: d0!, sats: 60_000n }, { address: d1!, sats: 40_000n }], [{ address: d2!, sats: 30_000n }, { address: d4!, sats: 10_000n }]]);
+      sim.mineEmpty(1);
+
+      // A plan: deposits 0 and 1 only; 2 is leased to an open payment; the never-leased 4 is not looked at.
+      const planFile = join(dir, 'plan.json');
+      const planned = json<{ written: boolean; plan: SweepPlan; totals: { moves: Record<string, string>; fee: string } }>(
+        (await ok(['sweep', 'plan', '--chain', 'bitcoin', '--testnet', '--to', COLD, '--out', planFile, '--json'])).stdout,
+      );
+      assert.equal(planned.written, true);
+      const plan = planned.plan;
+      assert.deepEqual(plan.deposits.map((d) => d.derivationIndex), [0, 1]);
+      assert.deepEqual(plan.skipped.map((s) => s.reason), ['leased to an open payment (PENDING)', 'nothing to move']);
+      assert.equal(BigInt(planned.totals.moves.BTC!) + BigInt(planned.totals.fee), 100_000n);
+      assert.deepEqual(json<SweepPlan>(readFileSync(planFile, 'utf8')), plan);
+      // What depends on no database (the summary, the signer's refusals) runs once, on SQLite.
+      const offlineChecks = dialect === 'sqlite';
+      if (offlineChecks) {
+        const human = await ok(['sweep', 'plan', '--chain', 'bitcoin', '--testnet', '--to', COLD, '--out', join(dir, 'plan-again.json')]);
+        assert.match(human.stdout, /#0 bcrt1q\S+: moves 0\.0005\d+ BTC, fee 0\.00000\d+ BTC/);
+        assert.match(human.stdout, /1 × leased to an open payment \(PENDING\)/);
+      }
+
+      // Offline signing: the seed file must be private; the wrong seed, the wrong destination and a tampered plan are refused.
+      const seedFile = join(dir, 'seed.txt');
+      writeFileSync(seedFile, `${PHRASE}\n`, { mode: 0o644 });
+      chmodSync(seedFile, 0o644);
+      const signedFile = join(dir, 'signed.json');
+      const sign = ['sweep', 'sign', '--plan', planFile, '--out', signedFile, '--seed-file', seedFile, '--yes'];
+      await refused(sign, /can be read by others \(mode 0644\): run `chmod 600/);
+      chmodSync(seedFile, 0o600);
+      if (offlineChecks) {
+        const otherSeed = join(dir, 'other-seed.txt');
+        writeFileSync(otherSeed, OTHER_PHRASE, { mode: 0o600 });
+        await refused(['sweep', 'sign', '--plan', planFile, '--out', signedFile, '--seed-file', otherSeed, '--yes'], /deposit #0 \(key [0-9a-f]{16}\): no account/);
+        await refused([...sign, '--expect-to', OTHER_COLD], /the plan sends to bcrt1q\S+, not to --expect-to bcrt1q\S+: refused, nothing signed/);
+        const tampered = join(dir, 'tampered.json');
+        writeFileSync(tampered, JSON.stringify({ ...plan, to: OTHER_COLD }));
+        await refused(['sweep', 'sign', '--plan', tampered, '--out', signedFile, '--seed-file', seedFile, '--yes'], /was changed after `sweep plan` wrote it/);
+        const noTerminal = await cli(['sweep', 'sign', '--plan', planFile, '--out', signedFile, '--seed-file', seedFile]);
+        assert.equal(noTerminal.code, 2);
+        assert.match(noTerminal.stderr, /no terminal to ask on: check the summary above and pass --yes/);
+      }
+      assert.equal(existsSync(signedFile), false, 'nothing was signed by any refused attempt');
+      const signedOut = await ok([...sign, '--expect-to', COLD, '--json']);
+      assert.match(signedOut.stderr, /total: 0\.000\d+ BTC to bcrt1q\S+ in 1 transaction/);
+      assert.equal(statSync(signedFile).mode & 0o777, 0o600);
+      const signed = json<{ transactions: { id: string; raw: string; txid: string }[] }>(readFileSync(signedFile, 'utf8'));
+      assert.equal(sim.posted.length, 0, 'signing sends nothing');
+
+      // Broadcasts that must not happen: a signed file for another network, or for a plan this database never made.
+      const wrongNet = join(dir, 'wrong-net.json');
+      writeFileSync(wrongNet, JSON.stringify({ ...signed, format: 'chaingate-sweep-signed/1', planId: plan.id, chain: 'bitcoin', network: 'TESTNET4', testnet: true }));
+      await refused(['sweep', 'broadcast', '--signed', wrongNet], /says bitcoin TESTNET4, but its plan is for bitcoin REGTEST: refused/);
+      const unknown = join(dir, 'unknown.json');
+      writeFileSync(unknown, JSON.stringify({ ...json<object>(readFileSync(signedFile, 'utf8')), planId: 'f'.repeat(64) }));
+      await refused(['sweep', 'broadcast', '--signed', unknown], /which this database never made/);
+      await refused(['sweep', 'broadcast', '--signed', planFile], /is an unsigned plan: sign it first/);
+      assert.equal(sim.posted.length, 0);
+
+      // The broadcast: the node receives exactly the planned spend.
+      const sent = json<{ transactions: { id: string; txid: string; status: string }[]; done: boolean }>((await ok(['sweep', 'broadcast', '--signed', signedFile, '--plan', planFile, '--json'])).stdout);
+      assert.deepEqual(sent.transactions.map((x) => [x.id, x.status]), [['tx-0', 'SENT']]);
+      assert.deepEqual(sim.posted, [signed.transactions[0]!.raw]);
+      const tx = bitcoin.Transaction.fromHex(sim.posted[0]!);
+      const psbt = bitcoin.Psbt.fromBase64((plan.transactions[0]!.payload as { psbt: string }).psbt, { network: regtest });
+      assert.deepEqual(
+        tx.ins.map((i) => `${Buffer.from(i.hash).reverse().toString('hex')}:${i.index}`),
+        psbt.txInputs.map((i) => `${Buffer.from(i.hash).reverse().toString('hex')}:${i.index}`),
+      );
+      assert.equal(tx.outs.length, 1);
+      assert.equal(bitcoin.address.fromOutputScript(tx.outs[0]!.script, regtest), COLD);
+      assert.equal(100_000n - tx.outs[0]!.value, BigInt(planned.totals.fee), 'the planned fee, to the satoshi');
+
+      // Running it again while the transaction waits in the mempool sends nothing.
+      await ok(['sweep', 'broadcast', '--signed', signedFile]);
+      assert.equal(sim.posted.length, 1);
+      // A plan made now leaves the swept deposits alone: they are in a sweep not yet final.
+      const during = json<{ plan: SweepPlan }>((await ok(['sweep', 'plan', '--chain', 'bitcoin', '--testnet', '--to', COLD, '--out', join(dir, 'p3.json'), '--json'])).stdout).plan;
+      assert.equal(during.skipped.filter((s) => /in a sweep transaction not yet final/.test(s.reason)).length, 2);
+
+      sim.mine();
+      sim.mineEmpty(1);
+      const final = json<{ transactions: { status: string }[]; done: boolean }>((await ok(['sweep', 'broadcast', '--signed', signedFile, '--wait', '--json'])).stdout);
+      assert.equal(final.done, true);
+      assert.equal(sim.posted.length, 1, 'never sent twice');
+      await ok(['sweep', 'broadcast', '--signed', signedFile]);
+      assert.equal(sim.posted.length, 1);
+
+      // What the operator sees.
+      const list = json<{ planId: string; txs: { status: string; moves: Record<string, string> }[] }[]>((await ok(['sweep', 'list', '--chain', 'bitcoin', '--json'])).stdout);
+      const row = list.find((p) => p.planId === plan.id)!;
+      assert.deepEqual(row.txs.map((x) => x.status), ['FINAL']);
+      assert.equal(row.txs[0]!.moves.BTC, tx.outs[0]!.value.toString());
+      const byTxid = json<{ plan: SweepPlan; transactions: { txid: string }[] }>((await ok(['sweep', 'show', signed.transactions[0]!.txid, '--json'])).stdout);
+      assert.equal(byTxid.plan.id, plan.id);
+      assert.match((await ok(['sweep', 'show', plan.id.slice(0, 12)])).stdout, /tx-0 +[0-9a-f]{64} +FINAL/);
+      const status = json<{ sweeps: { chain: string; symbol: string; swept: string; pending: string }[] }>((await ok(['status', '--json'])).stdout);
+      const swept = status.sweeps.find((s) => s.chain === 'bitcoin')!;
+      assert.equal(swept.swept, (Number(tx.outs[0]!.value) / 1e8).toFixed(8).replace(/0+$/, ''));
+      assert.equal(swept.pending, '0');
+      assert.match((await ok(['status'])).stdout, /swept to cold storage\n.*\nbitcoin +testnet +BTC/);
+
+      // Payments keep their statuses: a sweep changes nothing about them.
+      const after = await db.em().find(Payment, {}, { orderBy: { referenceId: 'asc' } });
+      assert.deepEqual(after.map((p) => p.status), statuses);
+
+      // Nothing left: exit 0, a message, no file.
+      const empty = await ok(['sweep', 'plan', '--chain', 'bitcoin', '--testnet', '--to', COLD, '--out', join(dir, 'empty.json')]);
+      assert.match(empty.stdout, /nothing to sweep: no deposit holds anything worth moving; no file written/);
+      assert.equal(existsSync(join(dir, 'empty.json')), false);
+
+      // A stale plan: made and signed, then its coins swept by a later plan before it was broadcast.
+      sim.mine([[{ address: d1!, sats: 20_000n }]]);
+      const stalePlan = join(dir, 'stale-plan.json');
+      await ok(['sweep', 'plan', '--chain', 'bitcoin', '--testnet', '--to', COLD, '--out', stalePlan]);
+      await ok(['sweep', 'sign', '--plan', stalePlan, '--out', join(dir, 'stale-signed.json'), '--seed-file', seedFile, '--yes']);
+      const spendFirst = join(dir, 'first-plan.json');
+      await ok(['sweep', 'plan', '--chain', 'bitcoin', '--testnet', '--to', OTHER_COLD, '--out', spendFirst]);
+      await ok(['sweep', 'sign', '--plan', spendFirst, '--out', join(dir, 'first-signed.json'), '--seed-file', seedFile, '--yes']);
+      await ok(['sweep', 'broadcast', '--signed', join(dir, 'first-signed.json')]);
+      const posted = sim.posted.length;
+      const stale = await cli(['sweep', 'broadcast', '--signed', join(dir, 'stale-signed.json'), '--json']);
+      assert.equal(stale.code, 1, `${stale.stdout}${stale.stderr}`);
+      const staleTx = json<{ transactions: { status: string; error: string }[] }>(stale.stdout).transactions[0]!;
+      assert.equal(staleTx.status, 'FAILED');
+      assert.match(staleTx.error, /^stale plan \(the planner's check\): tx-0 spends [0-9a-f]{64}:\d, which is spent already/);
+      assert.equal(sim.posted.length, posted, 'a stale plan is not sent');
+    });
+  });
+}
+
+describe('sweep refusals that need no chain', () => {
+  test('an invalid or pool --to, a chain switched off, a family without sweeps: clear errors, no file', async (t) => {
+    const tdb = await createTestDatabase('sqlite');
+    t.after(() => tdb.drop());
+    const dir = mkdtempSync(join(tmpdir(), 'chaingate-sweep-'));
+    const config = writeConfigFile({ chains: { bitcoin: { testnet: { rpcUrl: 'http://127.0.0.1:9', network: 'REGTEST' } }, tron: { enabled: false } } });
+    const env = { CHAINGATE_DATABASE_URL: tdb.url, CHAINGATE_MASTER_KEY: 't'.repeat(64), CHAINGATE_CONFIG: config };
+    const out = join(dir, 'plan.json');
+    const plan = (args: string[]) => runCli(['sweep', 'plan', ...args, '--out', out], env, { cwd: dir });
+    const cases: [string[], RegExp][] = [
+      [['--chain', 'bitcoin', '--testnet', '--to', 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq'], /--to: not a valid bitcoin testnet address: expected bcrt1…/],
+      [['--chain', 'dogecoin', '--to', 'x'], /unknown chain slug "dogecoin"/],
+      [['--chain', 'tron', '--to', 'TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH'], /tron is switched off in the configuration/],
+      [['--chain', 'ethereum', '--to', COLD, '--xpub', TPUB84], /--xpub and --fingerprint are for bitcoin PSBTs only/],
+    ];
+    const unsupported = Object.values(FAMILIES).find((f) => !f.sweep);
+    if (unsupported) {
+      const slug = { evm: 'ethereum', tron: 'tron', solana: 'solana', ton: 'ton', bitcoin: 'bitcoin' }[unsupported.family];
+      if (slug !== 'tron') cases.push([['--chain', slug, '--to', 'x'], new RegExp(`sweeps are not yet supported on ${slug}`)]);
+    }
+    for (const [args, pattern] of cases) {
+      const r = await plan(args);
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
+      assert.match(r.stderr, pattern);
+    }
+    await runCli(['wallets', 'seed', '--chain', 'bitcoin', '--testnet', '--xpub', TPUB84, '--count', '1'], env, { cwd: dir });
+    const first = bitcoin.payments.p2wpkh({ pubkey: BIP32Factory(ecc).fromBase58(TPUB84, bitcoin.networks.testnet).derive(0).derive(0).publicKey, network: regtest }).address!;
+    const r = await plan(['--chain', 'bitcoin', '--testnet', '--to', first]);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /--to is an address of the bitcoin deposit pool/);
+    assert.equal(existsSync(out), false);
+  });
+});
