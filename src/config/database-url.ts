@@ -3,7 +3,9 @@ import { resolve } from 'node:path';
 // What a database URL says, read without opening anything: which engine, where an SQLite file
 // lives, and the URL as it may be shown (no password).
 
-export function dialectOf(url: string): 'sqlite' | 'postgresql' {
+export type Dialect = 'sqlite' | 'postgresql';
+
+export function dialectOf(url: string): Dialect {
   if (url.startsWith('sqlite:')) return 'sqlite';
   if (/^postgres(ql)?:\/\//.test(url)) return 'postgresql';
   throw new Error(`unsupported database URL ${redactUrl(url)} (use sqlite:<path> or postgres://…)`);

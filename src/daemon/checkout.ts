@@ -8,10 +8,7 @@ import { externalIdFromUuid } from '../domain/external-id.ts';
 import type { PaymentMethod } from '../db/entities/payment.entity.ts';
 import { INVOICE_TRANSITIONS } from '../domain/lifecycle.ts';
 import { readInvoice, type InvoiceSnapshot } from '../db/invoices.ts';
-import { openPaymentIn, openPaymentSync, type OpenedPayment, type PaymentPlan } from '../db/open-payment.ts';
-import { nativeSqlite } from '../db/native-sqlite.ts';
-import { groupedSqliteTransaction } from '../db/sqlite-group-commit.ts';
-import { inTransaction } from '../db/transaction.ts';
+import { openPayment, type OpenedPayment, type PaymentPlan } from '../db/open-payment.ts';
 import { countFreeUpTo } from '../db/wallet-pool.ts';
 import { referenceBlocks } from '../db/reference-ids.ts';
 import { availabilityOf } from './availability.ts';
@@ -121,12 +118,7 @@ export async function warnIfPoolLow(deps: DaemonDeps, plan: PaymentPlan): Promis
 export async function checkoutInvoice(deps: DaemonDeps, input: CheckoutInput, now = new Date()): Promise<{ invoice: CheckedOutInvoice; payment: OpenedPayment }> {
   const { db } = deps.common;
   const { invoice, plan } = await planCheckout(deps, input, now);
-  let payment: OpenedPayment | undefined;
-  if (db.dialect === 'sqlite') {
-    const native = await nativeSqlite(db.em());
-    payment = await groupedSqliteTransaction(native, () => openPaymentSync(native, plan));
-  }
-  payment ??= await inTransaction(db, (em) => openPaymentIn(em, db.dialect, plan));
+  const payment = await db.write((x) => openPayment(x, plan));
   await warnIfPoolLow(deps, plan);
   return { invoice: checkedOutInvoice(invoice), payment };
 }

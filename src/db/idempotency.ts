@@ -1,11 +1,8 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import type { EntityManager } from '@mikro-orm/sql';
 import { newTimeOrderedId } from '../domain/ids.ts';
-import { IdempotencyRecord } from './entities/idempotency-record.entity.ts';
-import type { Database, Dialect } from './orm.ts';
-import { retryOnLockConflict } from './transaction.ts';
-import type { NativeSqlite } from './native-sqlite.ts';
-import { dateOf, pgStatement, rawQuery, toDb, type SqlValue } from './raw-sql.ts';
+import type { Executor, SqlValue } from './executor.ts';
+import type { Database } from './orm.ts';
+import { dateOf, rawQuery } from './raw-sql.ts';
 import { BaseError } from '../domain/errors.ts';
 
 /**
@@ -53,72 +50,21 @@ function claimParams(input: ClaimInput, id: string, now: Date): SqlValue[] {
 }
 
 /**
- * Claims the key inside the caller's transaction, the one that also does the work and stores the
- * answer (completeKeyIn): the key is absent (nothing happened, a crash rolled it all back) or
- * completed (replayable), never executed and retryable. A concurrent identical request waits on the
- * unique index until this transaction ends, then finds the key completed and replays it.
+ * Claims the key inside the write's transaction, the one that also does the work and stores the
+ * answer (completeKey): the key is absent (nothing happened, a crash rolled it all back) or
+ * completed (replayable), never executed and retryable. A concurrent identical request meets the
+ * unique index, then finds the key completed and replays it.
  * Throws a unique violation when the key exists (the caller reads it after rolling back, and an
  * expired key is deleted there), StaleMerchantError when the point changed.
  */
-export async function claimKeyIn(em: EntityManager, dialect: Dialect, input: ClaimInput, now = new Date()): Promise<string> {
+export async function claimKey(x: Executor, input: ClaimInput, now = new Date()): Promise<string> {
   const id = newTimeOrderedId(now.getTime());
-  const { affected } = await rawQuery(em, dialect, CLAIM_SQL[dialect], claimParams(input, id, now));
-  if (affected === 0) throw new StaleMerchantError('merchant point changed since it was cached');
+  if ((await x.run(CLAIM_SQL[x.dialect], claimParams(input, id, now))) === 0) throw new StaleMerchantError('merchant point changed since it was cached');
   return id;
 }
 
-export async function completeKeyIn(em: EntityManager, dialect: Dialect, id: string, statusCode: number, body: string): Promise<void> {
-  await rawQuery(em, dialect, COMPLETE_SQL, [statusCode, body, id]);
-}
-
-/** claimKeyIn on a synchronous SQLite handle, inside groupedSqliteTransaction. */
-export function claimKeySync(native: NativeSqlite, input: ClaimInput, now = new Date()): string {
-  const id = newTimeOrderedId(now.getTime());
-  const { changes } = native.prepare(CLAIM_SQL.sqlite).run(...claimParams(input, id, now).map((v) => toDb('sqlite', v)));
-  if (changes === 0) throw new StaleMerchantError('merchant point changed since it was cached');
-  return id;
-}
-
-export function completeKeySync(native: NativeSqlite, id: string, statusCode: number, body: string): void {
-  native.prepare(COMPLETE_SQL).run(statusCode, body, id);
-}
-
-/** An insert that runs only when the key was claimed: its rows come `from claim` (the claim's CTE). */
-export interface InsertAfterClaim {
-  sql: string;
-  params: SqlValue[];
-  /** The PostgreSQL type of each parameter: given, the write may share a statement with others (src/db/pg-group-commit.ts). */
-  types?: readonly string[];
-}
-
-/** The key exists already (found without an error, see claimAndInsertPg): handled as a unique violation. */
-export class KeyTakenError extends BaseError {
-  override readonly name = 'KeyTakenError';
-}
-
-/**
- * On PostgreSQL, a write in one statement (one round trip, atomic on its own): the key is inserted
- * already COMPLETED with the answer, which the caller built before (every value of the write is
- * known in advance), and the write's insert takes its rows from that claim. A key that exists
- * inserts nothing (KeyTakenError: the caller replays it), and so does a merchant point that changed
- * since it was cached (StaleMerchantError), as with claimKeyIn. `on conflict do nothing` rather
- * than the unique violation: pg-pool closes the connection of a query that failed.
- */
-export async function claimAndInsertPg(db: Database, input: ClaimInput, statusCode: number, body: string, insert: InsertAfterClaim, now = new Date()): Promise<void> {
-  const sql = `with claim as (insert into idempotency_record (id, merchant_id, key, fingerprint, state, status_code, response_body, created_at, expires_at)
-      select ?, ?, ?, ?, 'COMPLETED', ?, ?, ?, ? where exists (select 1 from merchant_point where id = ? and version = ? and active = true)
-      on conflict (merchant_id, key) do nothing returning 1),
-    written as (${insert.sql} returning 1)
-    select (select count(*) from written)::int as written, exists (select 1 from merchant_point where id = ? and version = ? and active = true) as fresh`;
-  const params: SqlValue[] = [
-    newTimeOrderedId(now.getTime()), input.merchantId, input.key, input.fingerprint, statusCode, body, now, new Date(now.getTime() + input.ttlMs), input.merchantId, input.merchantVersion,
-    ...insert.params,
-    input.merchantId, input.merchantVersion,
-  ];
-  const row = (await pgStatement(db, sql, params)).rows[0] as { written: number; fresh: boolean };
-  if (row.written > 0) return;
-  if (!row.fresh) throw new StaleMerchantError('merchant point changed since it was cached');
-  throw new KeyTakenError('Idempotency-Key exists');
+export async function completeKey(x: Executor, id: string, statusCode: number, body: string): Promise<void> {
+  await x.run(COMPLETE_SQL, [statusCode, body, id]);
 }
 
 interface KeyRow {
@@ -143,7 +89,7 @@ export async function existingKey(db: Database, input: { merchantId: string; key
   if (!existing) return null;
   const abandoned = existing.state === 'IN_FLIGHT' && dateOf(existing.created_at).getTime() <= now.getTime() - ABANDONED_AFTER_MS;
   if (dateOf(existing.expires_at) <= now || abandoned) {
-    await retryOnLockConflict(() => rawQuery(em, db.dialect, 'delete from idempotency_record where id = ? and (expires_at <= ? or state = ?)', [existing.id, now, abandoned ? 'IN_FLIGHT' : '-']));
+    await db.write((x) => x.run('delete from idempotency_record where id = ? and (expires_at <= ? or state = ?)', [existing.id, now, abandoned ? 'IN_FLIGHT' : '-']));
     return null;
   }
   if (existing.fingerprint !== input.fingerprint) return { kind: 'conflict' };
@@ -157,11 +103,10 @@ export function isUniqueViolation(err: unknown): boolean {
   // By name as well: a second copy of @mikro-orm/core in a bundle must not turn replays into 500s.
   // Raw driver errors (hand-written SQL bypasses MikroORM's exception converter) by their code.
   if (err instanceof UniqueConstraintViolationException || (err as Error | null)?.name === 'UniqueConstraintViolationException') return true;
-  if (err instanceof KeyTakenError) return true;
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' && UNIQUE_CODES.has(code);
 }
 
 export async function purgeExpiredKeys(db: Database, now = new Date()): Promise<number> {
-  return retryOnLockConflict(() => db.em().nativeDelete(IdempotencyRecord, { expiresAt: { $lte: now } }));
+  return db.write((x) => x.run('delete from idempotency_record where expires_at <= ?', [now]));
 }

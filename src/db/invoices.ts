@@ -1,19 +1,16 @@
 import type { EntityManager } from '@mikro-orm/sql';
 import { GatewayError } from '../domain/errors.ts';
 import { Invoice } from './entities/invoice.entity.ts';
-import { MerchantPoint } from './entities/merchant-point.entity.ts';
 import { Payment } from './entities/payment.entity.ts';
 import { applyInvoiceFact } from './transitions.ts';
 import { applyExpiry, expiryDue } from './expiry.ts';
 import type { Database } from './orm.ts';
-import { COUNTER_SQL, nextReferenceId } from './reference-ids.ts';
-import { inTransaction, retryOnLockConflict } from './transaction.ts';
-import type { InsertAfterClaim } from './idempotency.ts';
-import type { Dialect } from './orm.ts';
+import { nextReference } from './reference-ids.ts';
+import { inTransaction } from './transaction.ts';
+import type { Executor, SqlValue } from './executor.ts';
 import { formatReferenceId, referenceDay } from '../domain/reference-id.ts';
 import { newId } from '../domain/ids.ts';
-import type { NativeSqlite } from './native-sqlite.ts';
-import { dateOf, jsonOf, mapEventually, nullableDate, rawQuery, readApplyingExpiry, readRow, toDb, type Eventually, type SqlValue } from './raw-sql.ts';
+import { dateOf, jsonOf, mapEventually, nullableDate, readApplyingExpiry, readRow, type Eventually } from './raw-sql.ts';
 import { LIVE_PAYMENT_STATUSES, type InvoiceStatus } from '../domain/lifecycle.ts';
 
 export interface CreateInvoiceInput {
@@ -30,22 +27,9 @@ export interface CreateInvoiceInput {
   expiresInMinutes: number;
 }
 
-export async function createInvoice(db: Database, merchantId: string, input: CreateInvoiceInput, now = new Date()): Promise<Invoice> {
-  return inTransaction(db, async (em) => {
-    const invoice = em.create(Invoice, {
-      ...input,
-      referenceId: await nextReferenceId(em, 'INV', now),
-      merchant: em.getReference(MerchantPoint, merchantId),
-      status: 'OPEN',
-      expiresAt: new Date(now.getTime() + input.expiresInMinutes * 60_000),
-      viewedAt: null,
-      paidAt: null,
-      cancelledAt: null,
-      createdAt: now,
-    });
-    await em.flush();
-    return invoice;
-  });
+/** Creates an invoice in a write of its own (the CLI's demo; the gateway's goes through its idempotent write). */
+export async function createInvoice(db: Database, merchantId: string, input: CreateInvoiceInput, now = new Date()): Promise<NewInvoice> {
+  return db.write((x) => insertInvoice(x, merchantId, input, now));
 }
 
 /** The fields of a newly created invoice, as invoiceView reads them. */
@@ -88,38 +72,12 @@ function insertParams(inv: NewInvoice, merchantId: string): SqlValue[] {
 }
 
 /**
- * The gateway's invoice creation in hand-written SQL inside the caller's transaction (the one that
- * holds the idempotency claim): the day's reference number, then the row. Same columns and values
- * as createInvoice's entity. `referenceId`: taken before the transaction (ReferenceBlocks, PostgreSQL).
+ * An invoice's creation inside the write's transaction: the day's reference number (unless one was
+ * taken before, ReferenceBlocks on PostgreSQL), then the row.
  */
-export async function insertInvoiceIn(em: EntityManager, dialect: Dialect, merchantId: string, input: CreateInvoiceInput, now = new Date(), referenceId: string | null = null): Promise<NewInvoice> {
-  let inv: NewInvoice;
-  if (referenceId) inv = { ...newInvoice(input, now, 0), referenceId };
-  else {
-    const { rows } = await rawQuery<{ value: number | string }>(em, dialect, COUNTER_SQL, [`INV-${referenceDay(now)}`]);
-    inv = newInvoice(input, now, Number(rows[0]!.value));
-  }
-  await rawQuery(em, dialect, INSERT_INVOICE_SQL, insertParams(inv, merchantId));
-  return inv;
-}
-
-/** INSERT_INVOICE_SQL taking its one row from the idempotency claim (claimAndInsertPg). */
-const INSERT_INVOICE_AFTER_CLAIM_SQL = INSERT_INVOICE_SQL.replace(/values \((.*)\)$/s, 'select $1 from claim');
-
-/** The PostgreSQL type of each of insertParams' values, in order. */
-const INSERT_INVOICE_TYPES = ['varchar', 'varchar', 'varchar', 'varchar', 'varchar', 'varchar', 'varchar', 'varchar', 'varchar', 'jsonb', 'jsonb', 'varchar', 'varchar', 'timestamptz', 'timestamptz', 'timestamptz'] as const;
-
-/** The gateway's invoice creation as one insert after the claim (PostgreSQL, the reference number taken before). */
-export function invoiceInsertAfterClaim(merchantId: string, input: CreateInvoiceInput, now: Date, referenceId: string): { invoice: NewInvoice; insert: InsertAfterClaim } {
-  const invoice = { ...newInvoice(input, now, 0), referenceId };
-  return { invoice, insert: { sql: INSERT_INVOICE_AFTER_CLAIM_SQL, params: insertParams(invoice, merchantId), types: INSERT_INVOICE_TYPES } };
-}
-
-/** insertInvoiceIn on a synchronous SQLite handle, inside groupedSqliteTransaction. */
-export function insertInvoiceSync(native: NativeSqlite, merchantId: string, input: CreateInvoiceInput, now = new Date()): NewInvoice {
-  const { value } = native.prepare(COUNTER_SQL).get(`INV-${referenceDay(now)}`) as { value: number };
-  const inv = newInvoice(input, now, Number(value));
-  native.prepare(INSERT_INVOICE_SQL).run(...insertParams(inv, merchantId).map((v) => toDb('sqlite', v)));
+export async function insertInvoice(x: Executor, merchantId: string, input: CreateInvoiceInput, now = new Date(), referenceId: string | null = null): Promise<NewInvoice> {
+  const inv = { ...newInvoice(input, now, 0), referenceId: referenceId ?? (await nextReference(x, 'INV', now)) };
+  await x.run(INSERT_INVOICE_SQL, insertParams(inv, merchantId));
   return inv;
 }
 
@@ -259,22 +217,19 @@ export async function latestPayment(db: Database, invoiceId: string): Promise<Pa
   return db.em().findOne(Payment, { invoice: invoiceId }, { orderBy: { createdAt: 'desc', id: 'desc' } });
 }
 
-/** DELETE: only from OPEN or DRAFT (conditional update, so it cannot race a checkout). */
-export async function cancelInvoice(db: Database, invoiceId: string, merchantId: string, now = new Date()): Promise<Invoice> {
-  return inTransaction(db, async (em) => {
-    const invoice = await findScoped(em, invoiceId, merchantId);
-    await applyExpiry(em, invoice.id, now);
-    const changed = await applyInvoiceFact(em, invoice.id, 'cancelled', now, { cancelledAt: now });
-    await em.refresh(invoice);
-    if (!changed) {
-      throw new GatewayError('INVOICE_CANNOT_BE_CANCELLED', `Invoice is ${invoice.status}; only OPEN or DRAFT invoices can be cancelled`);
-    }
-    return invoice;
-  });
+/** DELETE: only from OPEN or DRAFT (conditional update, so it cannot race a checkout), in the caller's transaction. */
+export async function cancelInvoiceIn(em: EntityManager, invoiceId: string, merchantId: string, now = new Date()): Promise<Invoice> {
+  const invoice = await findScoped(em, invoiceId, merchantId);
+  await applyExpiry(em, invoice.id, now);
+  const changed = await applyInvoiceFact(em, invoice.id, 'cancelled', now, { cancelledAt: now });
+  await em.refresh(invoice);
+  if (!changed) {
+    throw new GatewayError('INVOICE_CANNOT_BE_CANCELLED', `Invoice is ${invoice.status}; only OPEN or DRAFT invoices can be cancelled`);
+  }
+  return invoice;
 }
 
 /** Public read: stamps viewedAt once (conditional, so concurrent first reads stamp it once). */
 export async function markViewed(db: Database, invoiceId: string, now = new Date()): Promise<void> {
-  // Bound parameters (one cached statement); tried again on a lost lock like every write of serve.
-  await retryOnLockConflict(() => rawQuery(db.em(), db.dialect, 'update invoice set viewed_at = ? where id = ? and viewed_at is null', [now, invoiceId]));
+  await db.write((x) => x.run('update invoice set viewed_at = ? where id = ? and viewed_at is null', [now, invoiceId]));
 }

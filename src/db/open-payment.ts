@@ -1,16 +1,13 @@
-import type { EntityManager } from '@mikro-orm/sql';
 import { GatewayError } from '../domain/errors.ts';
 import { INVOICE_TRANSITIONS, LIVE_PAYMENT_STATUSES } from '../domain/lifecycle.ts';
-import type { Dialect } from './orm.ts';
+import type { Executor, SqlValue } from './executor.ts';
 import type { BuyerPayment, PaymentTerms } from './payments.ts';
-import type { NativeSqlite } from './native-sqlite.ts';
-import { rawQuery, toDb, type SqlValue } from './raw-sql.ts';
-import { nextReferenceIn, nextReferenceSync } from './reference-ids.ts';
-import { leaseAddress, leaseAddressSync } from './wallet-pool.ts';
+import { nextReference } from './reference-ids.ts';
+import { leaseAddress } from './wallet-pool.ts';
 
 // A checkout's writes in hand-written SQL (docs/performance.md): the claim of the invoice, the lease
-// of a deposit address, the day's reference number and the payment row, in the caller's
-// transaction (the gateway's idempotency transaction, or one of its own). Everything that reads or
+// of a deposit address, the day's reference number and the payment row, in one write
+// transaction (the gateway's idempotent write, or one of its own). Everything that reads or
 // prices (src/daemon/checkout.ts planCheckout) happens before, outside the transaction.
 
 /** Everything a payment row needs, decided before the transaction opens. */
@@ -92,32 +89,17 @@ function opened(plan: PaymentPlan, referenceId: string, address: string): Opened
   };
 }
 
-/** The checkout's writes inside the caller's transaction (rolled back with it on any error). */
-export async function openPaymentIn(em: EntityManager, dialect: Dialect, plan: PaymentPlan): Promise<OpenedPayment> {
-  const { affected } = await rawQuery(em, dialect, CLAIM_SQL, claimParams(plan));
-  if (affected === 0) throw notClaimed();
+/** The checkout's writes inside the write's transaction (rolled back with it on any error). */
+export async function openPayment(x: Executor, plan: PaymentPlan): Promise<OpenedPayment> {
+  if ((await x.run(CLAIM_SQL, claimParams(plan))) === 0) throw notClaimed();
   let address = plan.treasury;
   if (address === null) {
-    const leased = await leaseAddress(em, dialect, { chain: plan.blockchain, isTestnet: plan.isTestnet }, plan.id, plan.now);
+    const leased = await leaseAddress(x, { chain: plan.blockchain, isTestnet: plan.isTestnet }, plan.id, plan.now);
     if (!leased) throw noWallet(plan);
     address = leased.address;
   }
   // The day's counter last: its row lock is held only until the commit that follows.
-  const referenceId = plan.referenceId ?? (await nextReferenceIn(em, dialect, 'PAY', plan.now));
-  await rawQuery(em, dialect, INSERT_SQL, insertParams(plan, referenceId, address));
-  return opened(plan, referenceId, address);
-}
-
-/** openPaymentIn on a synchronous SQLite handle, inside groupedSqliteTransaction. */
-export function openPaymentSync(native: NativeSqlite, plan: PaymentPlan): OpenedPayment {
-  if (native.prepare(CLAIM_SQL).run(...claimParams(plan).map((v) => toDb('sqlite', v))).changes === 0) throw notClaimed();
-  let address = plan.treasury;
-  if (address === null) {
-    const leased = leaseAddressSync(native, { chain: plan.blockchain, isTestnet: plan.isTestnet }, plan.id, plan.now);
-    if (!leased) throw noWallet(plan);
-    address = leased.address;
-  }
-  const referenceId = plan.referenceId ?? nextReferenceSync(native, 'PAY', plan.now);
-  native.prepare(INSERT_SQL).run(...insertParams(plan, referenceId, address).map((v) => toDb('sqlite', v)));
+  const referenceId = plan.referenceId ?? (await nextReference(x, 'PAY', plan.now));
+  await x.run(INSERT_SQL, insertParams(plan, referenceId, address));
   return opened(plan, referenceId, address);
 }

@@ -7,12 +7,13 @@ import type { EntityManager } from '@mikro-orm/sql';
 import { CompiledQuery } from 'kysely';
 import { ENTITIES } from './entities/all.ts';
 import { EsmMigrationGenerator } from './esm-migration-generator.ts';
-import { nativeSqlite, type NativeSqlite } from './native-sqlite.ts';
-import { commitBatch } from './sqlite-group-commit.ts';
+import { nativeSqlite } from './native-sqlite.ts';
+import type { Executor } from './executor.ts';
+import { retryOnLockConflict } from './lock-retry.ts';
+import { pgTransaction, type PgPool } from './pg-transaction.ts';
+import { SqliteWriter } from './sqlite-writer.ts';
 import { cachePrepared } from './statement-cache.ts';
-import { dialectOf, redactUrl, sqlitePath } from '../config/database-url.ts';
-
-export type Dialect = 'sqlite' | 'postgresql';
+import { dialectOf, redactUrl, sqlitePath, type Dialect } from '../config/database-url.ts';
 
 export interface Database {
   orm: MikroORM;
@@ -20,6 +21,12 @@ export interface Database {
   /** Display form of the URL (no password). */
   url: string;
   em(): EntityManager;
+  /**
+   * The store's one way to write: `fn` in one transaction (SQLite: committed in groups on a
+   * connection of its own, src/db/sqlite-writer.ts; PostgreSQL: on a pooled connection), run again
+   * from the start while it loses a lock, for at most LOCK_WAIT_MS, then DATABASE_BUSY.
+   */
+  write<T>(fn: (x: Executor) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -71,11 +78,7 @@ async function cachePreparedStatements(orm: MikroORM): Promise<void> {
   type Native = { prepare(sql: string): unknown };
   const native = (await (orm.em.getConnection() as unknown as { getNativeClient(): Promise<Native> }).getNativeClient()) as Native;
   const cached = cachePrepared(native.prepare.bind(native), STATEMENT_CACHE_SIZE);
-  native.prepare = (sql: string) => {
-    // Whatever else runs on the connection runs after the open group commit, never inside it.
-    commitBatch(native as unknown as NativeSqlite);
-    return cached(sql);
-  };
+  native.prepare = cached;
 }
 
 /**
@@ -90,6 +93,9 @@ export async function openDatabase(url: string, options: { debug?: boolean; pool
     extensions: [Migrator],
     debug: options.debug ?? false,
     allowGlobalContext: false,
+    // The shared rate-limit counters have no entity (migrations/postgresql/…_rate_limits.js, raw
+    // SQL in src/daemon/http/rate-limit-store.ts): the schema diff must not drop them.
+    schemaGenerator: { skipTables: ['rate_limit_log', 'rate_limit_window'] },
     migrations: {
       path: migrationsPath(dialect),
       glob: '*.js',
@@ -103,6 +109,8 @@ export async function openDatabase(url: string, options: { debug?: boolean; pool
     },
   };
   let orm: MikroORM;
+  let writeOnce: <T>(fn: (x: Executor) => Promise<T>) => Promise<T>;
+  let closeWriter = async (): Promise<void> => {};
   if (dialect === 'sqlite') {
     const path = sqlitePath(url);
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -121,7 +129,12 @@ export async function openDatabase(url: string, options: { debug?: boolean; pool
       await cachePreparedStatements(orm);
       // Known from the start, so even the first buyer read runs synchronously (readRow); this also
       // opens the connection, and so creates the files, while the umask holds.
-      await nativeSqlite(orm.em as unknown as EntityManager);
+      const native = await nativeSqlite(orm.em as unknown as EntityManager);
+      let writer: SqliteWriter | undefined;
+      const writerOf = () =>
+        (writer ??= path === ':memory:' ? new SqliteWriter(native as unknown as ConstructorParameters<typeof SqliteWriter>[0], false) : SqliteWriter.open(path, SQLITE_PRAGMAS));
+      writeOnce = (fn) => writerOf().write(fn);
+      closeWriter = async () => writer?.close();
     } finally {
       process.umask(umask);
     }
@@ -136,14 +149,21 @@ export async function openDatabase(url: string, options: { debug?: boolean; pool
       // so another session's LOCK TABLE makes a write a retried 55P03 (then DATABASE_BUSY), not a hang.
       driverOptions: { options: `-c lock_timeout=${PG_LOCK_TIMEOUT_MS}` },
     });
+    const pg = orm;
+    let pool: PgPool | undefined;
+    writeOnce = async (fn) => {
+      pool ??= await (pg.em.getConnection() as unknown as { getNativeClient(): Promise<PgPool> }).getNativeClient();
+      return pgTransaction(pool, fn);
+    };
   }
   return {
     orm,
     dialect,
     url: redactUrl(url),
     em: () => orm.em.fork() as unknown as EntityManager,
+    write: (fn) => retryOnLockConflict(() => writeOnce(fn)),
     close: async () => {
-      if (dialect === 'sqlite') commitBatch(await nativeSqlite(orm.em as unknown as EntityManager));
+      await closeWriter();
       await orm.close(true);
     },
   };

@@ -1,17 +1,16 @@
 import type { EntityManager } from '@mikro-orm/sql';
 import { createHash } from 'node:crypto';
 import { CompiledQuery } from 'kysely';
-import type { Database, Dialect } from './orm.ts';
+import type { Dialect } from '../config/database-url.ts';
+import { toDb, type SqlValue } from './executor.ts';
+import type { Database } from './orm.ts';
 import { cachedNativeSqlite, nativeSqlite, type NativeSqlite } from './native-sqlite.ts';
-import { commitBatch } from './sqlite-group-commit.ts';
 
 // Hand-written SQL for the hot paths, through the same connection (and, inside a transaction, the
 // same transaction) MikroORM uses, with bound parameters. MikroORM inlines every parameter into the
 // SQL text, so each of its statements is a new text for SQLite to compile and PostgreSQL to parse;
 // these statements keep one text and hit the prepared-statement cache (src/db/orm.ts).
 // Values as the ORM stores them: on SQLite dates are epoch milliseconds and booleans 0/1.
-
-export type SqlValue = string | number | boolean | Date | null;
 
 const pgText = new Map<string, string>();
 
@@ -25,14 +24,6 @@ function textFor(dialect: Dialect, sql: string): string {
     if (pgText.size < 1000) pgText.set(sql, text);
   }
   return text;
-}
-
-export function toDb(dialect: Dialect, v: SqlValue): string | number | boolean | Date | null {
-  if (dialect === 'sqlite') {
-    if (v instanceof Date) return v.getTime();
-    if (typeof v === 'boolean') return v ? 1 : 0;
-  }
-  return v;
 }
 
 /** Rows of a statement (and its affected-row count) in the em's transaction, if it has one. */
@@ -68,7 +59,6 @@ export function mapEventually<T, U>(v: Eventually<T>, f: (t: T) => U): Eventuall
 export function readRow<R>(db: Database, sql: string, params: SqlValue[]): Eventually<R | undefined> {
   if (db.dialect === 'sqlite') {
     const native = cachedNativeSqlite(db.orm.em.getConnection());
-    if (native) commitBatch(native);
     if (native && !native.inTransaction) return sqliteRow<R>(native, sql, params);
   }
   return readRowAsync(db, sql, params);
@@ -82,7 +72,6 @@ function sqliteRow<R>(native: NativeSqlite, sql: string, params: SqlValue[]): R 
 async function readRowAsync<R>(db: Database, sql: string, params: SqlValue[]): Promise<R | undefined> {
   if (db.dialect === 'sqlite') {
     const native = await nativeSqlite(db.orm.em as unknown as EntityManager);
-    commitBatch(native);
     if (!native.inTransaction) return sqliteRow<R>(native, sql, params);
   }
   if (db.dialect === 'postgresql') return (await pgStatement(db, sql, params)).rows[0] as R | undefined;

@@ -1,33 +1,16 @@
-import type { EntityManager } from '@mikro-orm/sql';
 import { formatReferenceId, referenceDay, type ReferenceKind } from '../domain/reference-id.ts';
-import type { Database, Dialect } from './orm.ts';
-import type { NativeSqlite } from './native-sqlite.ts';
-import { rawQuery } from './raw-sql.ts';
+import type { Executor } from './executor.ts';
+import type { Database } from './orm.ts';
 
 /** One atomic upsert of the day's counter, so concurrent writers never share a number. */
 export const COUNTER_SQL = 'insert into reference_counter (id, value) values (?, 1) on conflict (id) do update set value = reference_counter.value + 1 returning value';
 
-/** Next referenceId of the day through the unit of work's connection (em.execute). */
-export async function nextReferenceId(em: EntityManager, kind: ReferenceKind, now = new Date()): Promise<string> {
+/** The day's next reference number, in the write's transaction (the counter row is locked until it commits). */
+export async function nextReference(x: Executor, kind: ReferenceKind, now = new Date()): Promise<string> {
   const day = referenceDay(now);
-  const rows = await em.execute<{ value: number | string }[]>(COUNTER_SQL, [`${kind}-${day}`]);
-  return formatReferenceId(kind, day, Number(rows[0]!.value));
+  const row = await x.get<{ value: number | string }>(COUNTER_SQL, [`${kind}-${day}`]);
+  return formatReferenceId(kind, day, Number(row!.value));
 }
-
-/** nextReferenceId with a bound parameter, in the em's transaction (src/db/raw-sql.ts). */
-export async function nextReferenceIn(em: EntityManager, dialect: Dialect, kind: ReferenceKind, now = new Date()): Promise<string> {
-  const day = referenceDay(now);
-  const { rows } = await rawQuery<{ value: number | string }>(em, dialect, COUNTER_SQL, [`${kind}-${day}`]);
-  return formatReferenceId(kind, day, Number(rows[0]!.value));
-}
-
-/** nextReferenceId on a synchronous SQLite handle, inside groupedSqliteTransaction. */
-export function nextReferenceSync(native: NativeSqlite, kind: ReferenceKind, now = new Date()): string {
-  const day = referenceDay(now);
-  const { value } = native.prepare(COUNTER_SQL).get(`${kind}-${day}`) as { value: number };
-  return formatReferenceId(kind, day, Number(value));
-}
-
 
 /** Numbers a process takes from the day's counter at once on PostgreSQL. */
 export const REFERENCE_BLOCK = 16;
@@ -69,8 +52,8 @@ export class ReferenceBlocks {
 
   private async reserve(key: string): Promise<void> {
     // Outside any transaction, on a connection of its own: committed before a creation uses it.
-    const { rows } = await rawQuery<{ value: number | string }>(this.db.em(), this.db.dialect, BLOCK_SQL, [key, REFERENCE_BLOCK]);
-    const end = Number(rows[0]!.value);
+    const row = await this.db.write((x) => x.get<{ value: number | string }>(BLOCK_SQL, [key, REFERENCE_BLOCK]));
+    const end = Number(row!.value);
     for (const k of this.blocks.keys()) if (k.slice(0, 3) === key.slice(0, 3) && k !== key) this.blocks.delete(k);
     this.blocks.set(key, { next: end - REFERENCE_BLOCK + 1, end });
   }

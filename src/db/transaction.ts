@@ -1,17 +1,9 @@
 import type { EntityManager } from '@mikro-orm/sql';
-import { databaseBusy, isLockConflict } from '../domain/errors.ts';
+import type { Executor, SqlValue } from './executor.ts';
+import { rawQuery } from './raw-sql.ts';
+import type { Dialect } from '../config/database-url.ts';
+import { retryOnLockConflict } from './lock-retry.ts';
 import type { Database } from './orm.ts';
-
-/**
- * How long a write keeps trying to take the database's lock before it is answered DATABASE_BUSY.
- * The daemon's SQLite connection never sleeps on a lock itself (busy_timeout 0, src/db/orm.ts):
- * the waits happen here, between attempts, with the event loop free.
- */
-export const LOCK_WAIT_MS = 5_000;
-
-function backoffMs(attempt: number): number {
-  return Math.min(5 * 2 ** attempt, 100) + Math.random() * 20;
-}
 
 /**
  * Runs `fn` in one database transaction on a fresh EntityManager: a state change and the event it
@@ -23,17 +15,26 @@ export async function inTransaction<T>(db: Database, fn: (em: EntityManager) => 
   return retryOnLockConflict(() => db.em().transactional((em) => fn(em as EntityManager)));
 }
 
-/** Runs `attempt` again while it fails on a lost lock, for at most LOCK_WAIT_MS. */
-export async function retryOnLockConflict<T>(attempt: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + LOCK_WAIT_MS;
-  for (let n = 0; ; n++) {
-    try {
-      return await attempt();
-    } catch (err) {
-      if (!isLockConflict(err)) throw err;
-      const wait = backoffMs(n);
-      if (Date.now() + wait > deadline) throw databaseBusy(err);
-      await new Promise((r) => setTimeout(r, wait));
-    }
-  }
+/** An executor that also carries the ORM's EntityManager of the same transaction. */
+export interface OrmExecutor extends Executor {
+  readonly em: EntityManager;
+}
+
+/** The executor of an ORM transaction, for steps still written against entities that must share it. */
+export function ormExecutor(em: EntityManager, dialect: Dialect): OrmExecutor {
+  return {
+    dialect,
+    em,
+    run: async (sql, params = []) => (await rawQuery(em, dialect, sql, params)).affected,
+    get: async <R>(sql: string, params: SqlValue[] = []) => (await rawQuery<R>(em, dialect, sql, params)).rows[0],
+    all: async <R>(sql: string, params: SqlValue[] = []) => (await rawQuery<R>(em, dialect, sql, params)).rows,
+  };
+}
+
+/**
+ * inTransaction for work that mixes the store's statements with steps still written against
+ * entities (the invoice cancel's expiry rules): both in the ORM's transaction, on its connection.
+ */
+export function ormWrite(db: Database): <T>(fn: (x: OrmExecutor) => Promise<T>) => Promise<T> {
+  return (fn) => inTransaction(db, (em) => fn(ormExecutor(em, db.dialect)));
 }

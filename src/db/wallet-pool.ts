@@ -1,9 +1,9 @@
 import { QueryOrder } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/sql';
 import { WalletAddress, type WalletStatus } from './entities/wallet-address.entity.ts';
-import type { Database, Dialect } from './orm.ts';
-import type { NativeSqlite } from './native-sqlite.ts';
-import { rawQuery, readRow, toDb } from './raw-sql.ts';
+import type { Executor } from './executor.ts';
+import type { Database } from './orm.ts';
+import { readRow } from './raw-sql.ts';
 import { newId } from '../domain/ids.ts';
 
 export interface LeasedAddress {
@@ -16,21 +16,8 @@ export interface LeasedAddress {
  * row is locked with SKIP LOCKED so concurrent leases pick different rows instead of waiting and
  * then missing; on SQLite the caller's transaction already holds the write lock. Null when empty.
  */
-export async function leaseAddress(
-  em: EntityManager,
-  dialect: Dialect,
-  pool: { chain: string; isTestnet: boolean },
-  paymentId: string,
-  now: Date,
-): Promise<LeasedAddress | null> {
-  const { rows } = await rawQuery<LeasedAddress>(em, dialect, LEASE_SQL[dialect], [paymentId, now, pool.chain, pool.isTestnet]);
-  const row = rows[0];
-  return row ? { id: row.id, address: row.address } : null;
-}
-
-/** leaseAddress on a synchronous SQLite handle, inside groupedSqliteTransaction. */
-export function leaseAddressSync(native: NativeSqlite, pool: { chain: string; isTestnet: boolean }, paymentId: string, now: Date): LeasedAddress | null {
-  const row = native.prepare(LEASE_SQL.sqlite).get(paymentId, toDb('sqlite', now), pool.chain, toDb('sqlite', pool.isTestnet)) as LeasedAddress | undefined;
+export async function leaseAddress(x: Executor, pool: { chain: string; isTestnet: boolean }, paymentId: string, now: Date): Promise<LeasedAddress | null> {
+  const row = await x.get<LeasedAddress>(LEASE_SQL[x.dialect], [paymentId, now, pool.chain, pool.isTestnet]);
   return row ? { id: row.id, address: row.address } : null;
 }
 

@@ -2,7 +2,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Database } from '../../src/db/orm.ts';
 import { createMerchant } from '../../src/db/merchants.ts';
-import { nextReferenceId } from '../../src/db/reference-ids.ts';
+import { nextReference } from '../../src/db/reference-ids.ts';
+import { ormExecutor } from '../../src/db/transaction.ts';
 import { readPublicInvoice } from '../../src/db/invoices.ts';
 import { Invoice } from '../../src/db/entities/invoice.entity.ts';
 import { MerchantPoint } from '../../src/db/entities/merchant-point.entity.ts';
@@ -20,7 +21,7 @@ async function openInvoice(db: Database, expiresAt: Date): Promise<string> {
   const em = db.em();
   const { merchant } = await createMerchant(em, box, { name: 'Reads' });
   const invoice = em.create(Invoice, {
-    referenceId: await nextReferenceId(em, 'INV'),
+    referenceId: await nextReference(ormExecutor(em, db.dialect), 'INV'),
     merchant: em.getReference(MerchantPoint, merchant.id),
     orderId: `o-${expiresAt.getTime()}`,
     amount: '2500',

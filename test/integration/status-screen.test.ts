@@ -8,7 +8,8 @@ import { IndexerCursor } from '../../src/db/entities/indexer-cursor.entity.ts';
 import { Invoice } from '../../src/db/entities/invoice.entity.ts';
 import { MerchantPoint } from '../../src/db/entities/merchant-point.entity.ts';
 import { Payment } from '../../src/db/entities/payment.entity.ts';
-import { nextReferenceId } from '../../src/db/reference-ids.ts';
+import { nextReference } from '../../src/db/reference-ids.ts';
+import { ormExecutor } from '../../src/db/transaction.ts';
 import { openDatabase } from '../../src/db/orm.ts';
 import { NO_BLOCK_YET } from '../../src/db/entities/indexer-cursor.entity.ts';
 import { BIN, runCli } from '../helpers/cli.ts';
@@ -64,13 +65,13 @@ test('status --watch: a live full-screen view with indexers (stale marked), pool
   try {
     const em2 = other.em();
     const invoice = em2.create(Invoice, {
-      referenceId: await nextReferenceId(em2, 'INV'), merchant: em2.getReference(MerchantPoint, merchantId), orderId: 'live-1', amount: '2500', currency: 'USD',
+      referenceId: await nextReference(ormExecutor(em2, db.dialect), 'INV'), merchant: em2.getReference(MerchantPoint, merchantId), orderId: 'live-1', amount: '2500', currency: 'USD',
       status: 'PAYMENT_PENDING', customerEmail: null, customerName: null, customerMetadata: {}, metadata: {}, returnUrl: null, cancelUrl: null,
       expiresAt: new Date(Date.now() + 3_600_000), viewedAt: null, paidAt: null, cancelledAt: null,
     });
     await em2.flush();
     em2.create(Payment, {
-      referenceId: await nextReferenceId(em2, 'PAY'), invoice, merchant: em2.getReference(MerchantPoint, merchantId), blockchain: 'ethereum', network: 'MAINNET',
+      referenceId: await nextReference(ormExecutor(em2, db.dialect), 'PAY'), invoice, merchant: em2.getReference(MerchantPoint, merchantId), blockchain: 'ethereum', network: 'MAINNET',
       cryptoCurrency: 'ETH', decimals: 18, tokenAddress: null, amount: '0.01', expectedAmount: '0.01', receivedAmount: '0', address: '0x3000000000000000000000000000000000000001',
       requiredConfirmations: 12, transactionHash: null, blockNumber: null, contractAddress: null, externalId: null, externalIdUuid: null, metadata: {},
       expiresAt: new Date(Date.now() + 1_800_000), completedAt: null,

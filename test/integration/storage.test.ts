@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { Database } from '../../src/db/orm.ts';
 import { createMerchant } from '../../src/db/merchants.ts';
-import { nextReferenceId, ReferenceBlocks, REFERENCE_BLOCK } from '../../src/db/reference-ids.ts';
+import { nextReference, ReferenceBlocks, REFERENCE_BLOCK } from '../../src/db/reference-ids.ts';
+import { ormExecutor } from '../../src/db/transaction.ts';
 import { Invoice } from '../../src/db/entities/invoice.entity.ts';
 import { Payment } from '../../src/db/entities/payment.entity.ts';
 import { WalletAddress } from '../../src/db/entities/wallet-address.entity.ts';
@@ -37,7 +38,7 @@ for (const dialect of DIALECTS) {
       const { merchant, apiSecret } = await createMerchant(db.em(), box, { name: 'Acme', acceptedChains: ['ethereum'] });
       const em = db.em();
       const invoice = em.create(Invoice, {
-        referenceId: await nextReferenceId(em, 'INV'),
+        referenceId: await nextReference(ormExecutor(em, db.dialect), 'INV'),
         merchant: em.getReference(MerchantPoint, merchant.id),
         orderId: 'o-1',
         amount: '2500',
@@ -56,7 +57,7 @@ for (const dialect of DIALECTS) {
       });
       await em.flush();
       const payment = em.create(Payment, {
-        referenceId: await nextReferenceId(em, 'PAY'),
+        referenceId: await nextReference(ormExecutor(em, db.dialect), 'PAY'),
         invoice,
         merchant: em.getReference(MerchantPoint, merchant.id),
         blockchain: 'ethereum',
@@ -148,9 +149,9 @@ for (const dialect of DIALECTS) {
       await assert.rejects(r2.flush(), UniqueConstraintViolationException);
     });
 
-    test('nextReferenceId() never repeats under concurrency', async (t) => {
+    test('nextReference() never repeats under concurrency', async (t) => {
       const db = await fresh(t);
-      const ids = await Promise.all(Array.from({ length: 40 }, () => db.em().transactional((em) => nextReferenceId(em, 'INV'))));
+      const ids = await Promise.all(Array.from({ length: 40 }, () => db.write((x) => nextReference(x, 'INV'))));
       assert.equal(new Set(ids).size, 40);
     });
 
@@ -163,7 +164,7 @@ for (const dialect of DIALECTS) {
       const ids = await Promise.all([
         ...Array.from({ length: 3 * REFERENCE_BLOCK + 5 }, () => a.next('INV', now)),
         ...Array.from({ length: 2 * REFERENCE_BLOCK + 3 }, () => b.next('INV', now)),
-        ...Array.from({ length: 10 }, () => db.em().transactional((em) => nextReferenceId(em, 'INV', now))),
+        ...Array.from({ length: 10 }, () => db.write((x) => nextReference(x, 'INV', now))),
       ]);
       assert.equal(new Set(ids).size, ids.length);
       assert.ok(ids.every(isValidReferenceId));

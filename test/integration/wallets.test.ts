@@ -160,13 +160,13 @@ for (const dialect of DIALECTS) {
       const addresses = Array.from({ length: 50 }, (_, i) => `0x${(i + 1).toString(16).padStart(40, '0')}`);
       await inTransaction(db, (em) => addToPool(em, pool, 'test', addresses.map((address, index) => ({ address, index }))));
       const leased = await Promise.all(
-        Array.from({ length: 50 }, (_, i) => inTransaction(db, (em) => leaseAddress(em, db.dialect, pool, `pay${i}`, new Date()))),
+        Array.from({ length: 50 }, (_, i) => db.write((x) => leaseAddress(x, pool, `pay${i}`, new Date()))),
       );
       assert.equal(leased.filter(Boolean).length, 50);
       assert.equal(new Set(leased.map((l) => l!.address)).size, 50);
-      const none = await inTransaction(db, (em) => leaseAddress(em, db.dialect, pool, 'pay-extra', new Date()));
+      const none = await db.write((x) => leaseAddress(x, pool, 'pay-extra', new Date()));
       assert.equal(none, null);
-      const testnet = await inTransaction(db, (em) => leaseAddress(em, db.dialect, { chain: 'ethereum', isTestnet: true }, 'pay-t', new Date()));
+      const testnet = await db.write((x) => leaseAddress(x, { chain: 'ethereum', isTestnet: true }, 'pay-t', new Date()));
       assert.equal(testnet, null, 'pools are per network');
     });
   });

@@ -8,7 +8,8 @@ import { WebhookEvent } from '../../db/entities/webhook-event.entity.ts';
 import { addDelivery, eventPayload } from '../../db/events.ts';
 import { getMerchantOrThrow } from '../../db/merchants.ts';
 import type { Database } from '../../db/orm.ts';
-import { inTransaction, retryOnLockConflict } from '../../db/transaction.ts';
+import { inTransaction } from '../../db/transaction.ts';
+import { retryOnLockConflict } from '../../db/lock-retry.ts';
 import { UsageError } from '../../domain/errors.ts';
 import type { PostResult } from './post.ts';
 

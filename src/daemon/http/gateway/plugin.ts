@@ -3,15 +3,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../../../domain/errors.ts';
 import { fiatExponent } from '../../../domain/fiat-currencies.ts';
 import { invoiceView, paymentInInvoiceView, paymentStatusView, paymentView } from '../../../domain/views.ts';
-import { claimAndInsertPgGrouped } from '../../../db/pg-group-commit.ts';
-import { claimKeyIn, claimKeySync, completeKeyIn, completeKeySync, existingKey, isUniqueViolation, StaleMerchantError, type ClaimInput, type InsertAfterClaim } from '../../../db/idempotency.ts';
-import type { Database } from '../../../db/orm.ts';
-import { inTransaction } from '../../../db/transaction.ts';
-import { cancelInvoice, insertInvoiceIn, insertInvoiceSync, invoiceInsertAfterClaim, invoicePayments, latestPayment, loadInvoice, type CreateInvoiceInput } from '../../../db/invoices.ts';
+import { idempotentWrite, storedAnswer, type IdempotentWrite, type WriteAnswer } from '../../../app/idempotent-write.ts';
+import type { Executor } from '../../../db/executor.ts';
+import type { ClaimInput } from '../../../db/idempotency.ts';
+import { ormWrite } from '../../../db/transaction.ts';
+import { cancelInvoiceIn, insertInvoice, invoicePayments, latestPayment, loadInvoice, type CreateInvoiceInput } from '../../../db/invoices.ts';
 import { merchantKeyCache, type AuthMerchant } from '../../../db/merchants.ts';
 import { referenceBlocks } from '../../../db/reference-ids.ts';
-import { nativeSqlite, type NativeSqlite } from '../../../db/native-sqlite.ts';
-import { groupedSqliteTransaction } from '../../../db/sqlite-group-commit.ts';
 import type { Invoice } from '../../../db/entities/invoice.entity.ts';
 import { chargeRefusedRequest, markSignatureVerified } from '../rate-limit.ts';
 import { listPayments, loadPayment } from '../../../db/payments.ts';
@@ -20,7 +18,7 @@ import type { DaemonDeps } from '../../deps.ts';
 import { RouteTable } from '../app.ts';
 import { sendData } from '../envelope.ts';
 import { checkedOutInvoice, planCheckout, warnIfPoolLow, type CheckoutInput } from '../../checkout.ts';
-import { openPaymentIn, openPaymentSync, type OpenedPayment } from '../../../db/open-payment.ts';
+import { openPayment, type OpenedPayment } from '../../../db/open-payment.ts';
 import { isIdShaped, jsonBody, parseWith, rawBody } from '../validation.ts';
 import { authenticate } from './auth.ts';
 import { createInvoiceBody, gatewayCheckoutBody, listPaymentsQuery } from './schemas.ts';
@@ -33,10 +31,6 @@ interface GatewayState {
 }
 const state = new WeakMap<FastifyRequest, GatewayState>();
 
-interface Answer {
-  status: number;
-  body: string;
-}
 
 function merchantOf(req: FastifyRequest): AuthMerchant {
   const m = state.get(req)?.merchant;
@@ -50,20 +44,10 @@ function idParam(req: FastifyRequest, notFound: 'INVOICE_NOT_FOUND' | 'PAYMENT_N
   return id;
 }
 
-function sendAnswer(reply: FastifyReply, answer: Answer, replayed = false): FastifyReply {
+function sendAnswer(reply: FastifyReply, answer: WriteAnswer, replayed = false): FastifyReply {
   reply.code(answer.status).header('content-type', 'application/json; charset=utf-8');
   if (replayed) reply.header('Idempotent-Replayed', 'true');
   return reply.send(answer.body);
-}
-
-/**
- * A write's work: on any database (async), and optionally as a synchronous SQLite body, or as one
- * insert after the claim on PostgreSQL (every value known before the statement runs).
- */
-interface WriteWork {
-  run(tx: Database): Promise<{ status: number; data: unknown }>;
-  sqlite?(native: NativeSqlite): { status: number; data: unknown };
-  postgres?(): { status: number; data: unknown; insert: InsertAfterClaim };
 }
 
 /** The merchant gateway (/api/v1): HMAC-signed, idempotent writes, everything scoped to the key's point. */
@@ -77,7 +61,7 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
     try {
       return await authenticate(req, merchants, { fresh, confirm: !WRITE_METHODS.has(req.method) });
     } catch (err) {
-      chargeRefusedRequest(req); // throws the 429 instead when the buckets are full
+      await chargeRefusedRequest(req); // throws the 429 instead when the buckets are full
       throw err;
     }
   }
@@ -94,87 +78,35 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
     st.write = { key, fingerprint: createHash('sha256').update(`${req.method}\n${path}\n${sha256Hex(rawBody(req))}`).digest('hex') };
   });
 
-  const envelope = (req: FastifyRequest, status: number, data: unknown): Answer => ({
+  const envelope = (req: FastifyRequest, status: number, data: unknown): WriteAnswer => ({
     status,
     body: JSON.stringify({ success: true, data, timestamp: new Date().toISOString(), requestId: req.id }),
   });
 
-  /** One attempt: the claim, the work and the stored answer in one transaction. */
-  async function attempt(req: FastifyRequest, input: ClaimInput, work: WriteWork): Promise<Answer> {
-    if (db.dialect === 'sqlite' && work.sqlite) {
-      // SQLite: the whole write synchronously, in one tick, committed with the writes of the same
-      // turn of the event loop (src/db/sqlite-group-commit.ts), when no ORM transaction holds the connection.
-      const native = await nativeSqlite(db.em());
-      const answer = groupedSqliteTransaction(native, () => {
-        const id = claimKeySync(native, input);
-        const { status, data } = work.sqlite!(native);
-        const a = envelope(req, status, data);
-        completeKeySync(native, id, a.status, a.body);
-        return a;
-      });
-      if (answer) return await answer;
-    }
-    if (db.dialect === 'postgresql' && work.postgres) {
-      // PostgreSQL: the claim, completed with its answer, and the write in one statement (one round trip),
-      // shared with the writes that wait for the running batch (src/db/pg-group-commit.ts).
-      const { status, data, insert } = work.postgres();
-      const a = envelope(req, status, data);
-      await claimAndInsertPgGrouped(db, input, a.status, a.body, insert);
-      return a;
-    }
-    return inTransaction(db, async (em) => {
-      const id = await claimKeyIn(em, db.dialect, input);
-      const { status, data } = await work.run({ ...db, em: () => em });
-      const a = envelope(req, status, data);
-      await completeKeyIn(em, db.dialect, id, a.status, a.body);
-      return a;
+  function claimOf(req: FastifyRequest): ClaimInput {
+    const merchant = merchantOf(req);
+    const write = state.get(req)!.write!;
+    return { merchantId: merchant.id, merchantVersion: merchant.version, key: write.key, fingerprint: write.fingerprint, ttlMs };
+  }
+
+  /** The idempotent write (src/app/idempotent-write.ts) of a route whose work answers `status` with `data`. */
+  async function idempotent<X extends Executor>(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    status: number,
+    work: (x: X) => Promise<unknown>,
+    transact?: IdempotentWrite<X>['transact'],
+  ): Promise<FastifyReply> {
+    const { answer, replayed } = await idempotentWrite<X>(db, {
+      ...(transact ? { transact } : {}),
+      claim: () => claimOf(req),
+      work: async (x) => envelope(req, status, await work(x)),
+      reauthenticate: async () => {
+        merchants.invalidate(merchantOf(req).apiKey);
+        state.get(req)!.merchant = await authenticated(req, true);
+      },
     });
-  }
-
-  /**
-   * A write: the key's claim, the work and the stored answer commit in one transaction (so a crash
-   * leaves the key absent and nothing done, or the key completed and replayable), then the answer
-   * is sent. A handler error rolls it all back and frees the key (spec rule 4). The claim also
-   * checks that the merchant point is unchanged since it was cached; when it changed, nothing was
-   * written and the request is authenticated again from the database.
-   */
-  async function idempotent(req: FastifyRequest, reply: FastifyReply, work: WriteWork): Promise<FastifyReply> {
-    const st = state.get(req)!;
-    const write = st.write!;
-    for (let round = 0; round < 4; round++) {
-      const merchant = merchantOf(req);
-      const input: ClaimInput = { merchantId: merchant.id, merchantVersion: merchant.version, key: write.key, fingerprint: write.fingerprint, ttlMs };
-      try {
-        return sendAnswer(reply, await attempt(req, input, work));
-      } catch (err) {
-        if (err instanceof StaleMerchantError) {
-          merchants.invalidate(merchant.apiKey);
-          st.merchant = await authenticated(req, true);
-          continue;
-        }
-        if (!isUniqueViolation(err)) throw err;
-      }
-      // A reply is a thenable: the stored answer is returned as data and sent here, never awaited as a reply.
-      const stored = await storedAnswer(input);
-      if (stored) return sendAnswer(reply, stored, true);
-    }
-    throw new GatewayError('IDEMPOTENCY_KEY_CONFLICT', 'A request with this Idempotency-Key is still being processed; back off and retry');
-  }
-
-  /** The stored answer for a key that exists already, or null when it is free (again). */
-  async function storedAnswer(input: ClaimInput): Promise<Answer | null> {
-    const existing = await existingKey(db, input);
-    if (!existing) return null; // released (a failed handler) or expired between our insert and read: try again
-    switch (existing.kind) {
-      case 'conflict':
-        throw new GatewayError('IDEMPOTENCY_KEY_CONFLICT', 'Idempotency-Key was already used for a different request');
-      case 'in_flight':
-        throw new GatewayError('IDEMPOTENCY_KEY_CONFLICT', 'A request with this Idempotency-Key is still being processed; back off and retry');
-      case 'replay':
-        return { status: existing.statusCode, body: existing.body };
-      case 'claimed':
-        return null;
-    }
+    return sendAnswer(reply, answer, replayed);
   }
 
   const routes = new RouteTable(app);
@@ -200,21 +132,10 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
       cancelUrl: body.cancelUrl ?? null,
       expiresInMinutes: body.expiresInMinutes,
     };
-    const merchantId = () => merchantOf(req).id;
-    // The hot path in hand-written SQL (docs/performance.md): no unit of work, bound parameters. On
-    // PostgreSQL the reference number is taken before the transaction (ReferenceBlocks).
+    // On PostgreSQL the reference number is taken before the transaction (ReferenceBlocks).
     const now = new Date();
     const referenceId = (await referenceBlocks(db)?.next('INV', now)) ?? null;
-    return idempotent(req, reply, {
-      run: async (tx) => ({ status: 201, data: invoiceView((await insertInvoiceIn(tx.em(), tx.dialect, merchantId(), input, now, referenceId)) as Invoice) }),
-      sqlite: (native) => ({ status: 201, data: invoiceView(insertInvoiceSync(native, merchantId(), input, now) as Invoice) }),
-      ...(referenceId && {
-        postgres: () => {
-          const { invoice, insert } = invoiceInsertAfterClaim(merchantId(), input, now, referenceId);
-          return { status: 201, data: invoiceView(invoice as Invoice), insert };
-        },
-      }),
-    });
+    return idempotent(req, reply, 201, async (x) => invoiceView((await insertInvoice(x, merchantOf(req).id, input, now, referenceId)) as Invoice));
   });
 
   routes.add('GET', '/invoices/:id', async (req, reply) => {
@@ -238,7 +159,8 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
 
   routes.add('DELETE', '/invoices/:id', async (req, reply) => {
     const invoiceId = idParam(req, 'INVOICE_NOT_FOUND');
-    return idempotent(req, reply, { run: async (tx) => ({ status: 200, data: invoiceView(await cancelInvoice(tx, invoiceId, merchantOf(req).id)) }) });
+    // The expiry rules a cancel applies first are still written against entities: the ORM's transaction.
+    return idempotent(req, reply, 200, async (x) => invoiceView(await cancelInvoiceIn(x.em, invoiceId, merchantOf(req).id)), ormWrite(db));
   });
 
   routes.add('POST', '/invoices/:id/checkout', async (req, reply) => {
@@ -260,8 +182,7 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
     try {
       planned = await planCheckout(deps, checkout);
     } catch (err) {
-      const write = state.get(req)!.write!;
-      const stored = await storedAnswer({ merchantId: checkout.merchantId!, merchantVersion: 0, key: write.key, fingerprint: write.fingerprint, ttlMs });
+      const stored = await storedAnswer(db, claimOf(req));
       if (stored) return sendAnswer(reply, stored, true);
       throw err;
     }
@@ -292,10 +213,7 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
         requiredConfirmations: payment.requiredConfirmations,
       },
     });
-    const answered = await idempotent(req, reply, {
-      run: async (tx) => ({ status: 201, data: data(await openPaymentIn(tx.em(), tx.dialect, plan)) }),
-      sqlite: (native) => ({ status: 201, data: data(openPaymentSync(native, plan)) }),
-    });
+    const answered = await idempotent(req, reply, 201, async (x) => data(await openPayment(x, plan)));
     if (reply.statusCode === 201 && !reply.getHeader('Idempotent-Replayed')) await warnIfPoolLow(deps, plan);
     return answered;
   });

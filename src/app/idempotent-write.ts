@@ -1,0 +1,76 @@
+import { GatewayError } from '../domain/errors.ts';
+import type { Executor } from '../db/executor.ts';
+import { claimKey, completeKey, existingKey, isUniqueViolation, StaleMerchantError, type ClaimInput } from '../db/idempotency.ts';
+import type { Database } from '../db/orm.ts';
+
+// The merchant gateway's idempotent write (spec rule 4), the one protocol every write route uses:
+// the key's claim, the work and the stored answer commit in one transaction, so a crash leaves the
+// key absent and nothing done, or the key completed and replayable; then the answer is sent. Work
+// that throws rolls it all back and frees the key. A key that exists replays its stored answer, or
+// is refused when it was used for another request or is still being processed.
+
+export interface WriteAnswer {
+  status: number;
+  body: string;
+}
+
+/** A write transaction: the store's (Database.write), or one that also gives its work the ORM (ormWrite). */
+export type Transact<X extends Executor> = <T>(fn: (x: X) => Promise<T>) => Promise<T>;
+
+export interface IdempotentWrite<X extends Executor = Executor> {
+  /** Where the write runs; the store's own write transaction unless a step still needs entities (ormWrite). */
+  transact?: Transact<X>;
+  /** The claim for the request as authenticated now. */
+  claim(): ClaimInput;
+  /** The request's work, in the write's transaction; returns the answer to store and send. */
+  work(x: X): Promise<WriteAnswer>;
+  /**
+   * The merchant point changed since its cached copy authenticated the request (nothing was
+   * written): authenticate again from the database, so that the next claim() is fresh.
+   */
+  reauthenticate(): Promise<void>;
+}
+
+const inFlight = () => new GatewayError('IDEMPOTENCY_KEY_CONFLICT', 'A request with this Idempotency-Key is still being processed; back off and retry');
+
+/** Runs the write once, or replays the key's stored answer (`replayed`). */
+export async function idempotentWrite<X extends Executor>(db: Database, write: IdempotentWrite<X>): Promise<{ answer: WriteAnswer; replayed: boolean }> {
+  const transact = write.transact ?? (db.write as Transact<X>);
+  for (let round = 0; round < 4; round++) {
+    const claim = write.claim();
+    try {
+      const answer = await transact(async (x) => {
+        const id = await claimKey(x, claim);
+        const a = await write.work(x);
+        await completeKey(x, id, a.status, a.body);
+        return a;
+      });
+      return { answer, replayed: false };
+    } catch (err) {
+      if (err instanceof StaleMerchantError) {
+        await write.reauthenticate();
+        continue;
+      }
+      if (!isUniqueViolation(err)) throw err;
+    }
+    const stored = await storedAnswer(db, claim);
+    if (stored) return { answer: stored, replayed: true };
+  }
+  throw inFlight();
+}
+
+/** The stored answer for a key that exists already, or null when it is free (again). */
+export async function storedAnswer(db: Database, claim: Pick<ClaimInput, 'merchantId' | 'key' | 'fingerprint'>): Promise<WriteAnswer | null> {
+  const existing = await existingKey(db, claim);
+  if (!existing) return null; // released (a failed handler) or expired between our insert and read: try again
+  switch (existing.kind) {
+    case 'conflict':
+      throw new GatewayError('IDEMPOTENCY_KEY_CONFLICT', 'Idempotency-Key was already used for a different request');
+    case 'in_flight':
+      throw inFlight();
+    case 'replay':
+      return { status: existing.statusCode, body: existing.body };
+    case 'claimed':
+      return null;
+  }
+}
