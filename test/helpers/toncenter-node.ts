@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Blockchain, internal, type BlockchainTransaction, type SandboxContract, type TreasuryContract } from '@ton/sandbox';
-import { Address, beginCell, Cell, contractAddress, toNano, type Message, type TupleItem } from '@ton/core';
+import { Address, beginCell, Cell, contractAddress, loadMessage, storeMessage, toNano, type Message, type TupleItem } from '@ton/core';
 import { listenLocal } from './local-server.ts';
 import { JETTON_MINTER_CODE_BOC, JETTON_WALLET_CODE_BOC } from './ton-jetton-code.ts';
 
@@ -12,7 +12,11 @@ import { JETTON_MINTER_CODE_BOC, JETTON_WALLET_CODE_BOC } from './ton-jetton-cod
 // limit/offset, sort) with `address_book`, and POST /api/v3/runGetMethod running the get-method in
 // the same TVM. Each step the test takes is committed by one new masterchain block; `mine(n)` adds
 // empty ones. Addresses are raw ("0:ABCD…", upper case), hashes base64, amounts decimal strings,
-// opcodes "0x…" as toncenter renders them.
+// opcodes "0x…" as toncenter renders them. For the sweep's server steps it also answers
+// /api/v3/addressInformation (use_v2=false), /api/v3/jetton/wallets (by address, balances from the
+// wallets' own get_wallet_data), POST /api/v3/message (an external message, executed at once; one
+// the wallet does not accept is refused with HTTP 500 and the emulator's error, as toncenter
+// relays the liteserver's) and /api/v3/transactionsByMessage (by the message cell's real hash).
 
 export const OP_TRANSFER = 0x0f8a7ea5;
 const OP_MINT = 21;
@@ -101,6 +105,10 @@ function messageV3(m: Message): Record<string, unknown> {
   }
   return { hash, source: null, destination: m.info.type === 'external-in' ? rawOf(m.info.dest) : null, value: null, opcode: opcodeOf(body), message_content: content };
 }
+
+
+/** A message's real hash (its cell's), hex: what toncenter's msg_hash and message_hash carry. */
+export const messageHash = (m: Message): Buffer => beginCell().store(storeMessage(m)).endCell().hash();
 
 const STATUS: Record<string, string> = { uninit: 'uninit', active: 'active', frozen: 'frozen', 'non-existing': 'nonexist' };
 
@@ -285,6 +293,48 @@ export async function startTonNode(options: TonNodeOptions = {}): Promise<TonNod
           stack: res.stack.map((i) =>
             i.type === 'int' ? { type: 'num', value: `0x${i.value.toString(16)}` } : 'cell' in i ? { type: i.type, value: i.cell.toBoc().toString('base64') } : { type: i.type, value: null },
           ),
+        };
+      }
+      case '/api/v3/addressInformation': {
+        const contract = await blockchain.getContract(Address.parse(String(query.get('address'))));
+        const state = contract.accountState;
+        const status = state === undefined ? 'nonexist' : state.type;
+        const code = state?.type === 'active' && state.state.code ? state.state.code.toBoc().toString('base64') : null;
+        return { balance: contract.balance.toString(), status, code, data: null, last_transaction_lt: '0', last_transaction_hash: null, frozen_hash: null };
+      }
+      case '/api/v3/jetton/wallets': {
+        const out: Record<string, unknown>[] = [];
+        for (const a of query.getAll('address')) {
+          const address = Address.parse(a);
+          const contract = await blockchain.getContract(address);
+          if (contract.accountState?.type !== 'active') continue;
+          const res = await blockchain.runGetMethod(address, 'get_wallet_data', []);
+          const r = res.stackReader;
+          const balance = r.readBigNumber();
+          const owner = r.readAddress();
+          const jetton = r.readAddress();
+          out.push({ address: rawOf(address), balance: balance.toString(), owner: rawOf(owner), jetton: rawOf(jetton), last_transaction_lt: '0', code_hash: '', data_hash: '' });
+        }
+        return { jetton_wallets: out, address_book: {}, metadata: {} };
+      }
+      case '/api/v3/message': {
+        const cell = Cell.fromBase64(String(body.boc));
+        const m = loadMessage(cell.beginParse());
+        await send(m);
+        return { message_hash: cell.hash().toString('base64'), message_hash_norm: cell.hash().toString('base64') };
+      }
+      case '/api/v3/transactionsByMessage': {
+        const wanted = String(query.get('msg_hash'));
+        const hash = /^[0-9a-fA-F]{64}$/.test(wanted) ? Buffer.from(wanted, 'hex') : Buffer.from(wanted, 'base64');
+        const found = blocks.flatMap((b) => b.transactions).filter(({ tx }) => tx.inMessage && messageHash(tx.inMessage).equals(hash));
+        const real = (m: Message, v3: Record<string, unknown>) => ({ ...v3, hash: messageHash(m).toString('base64') });
+        return {
+          transactions: found.map(({ tx, v3 }) => ({
+            ...v3,
+            in_msg: tx.inMessage ? real(tx.inMessage, v3.in_msg as Record<string, unknown>) : null,
+            out_msgs: tx.outMessages.values().map((m, i) => real(m, (v3.out_msgs as Record<string, unknown>[])[i]!)),
+          })),
+          address_book: {},
         };
       }
       default:

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { pbkdf2Sync, randomBytes } from 'node:crypto';
 import { address, getAddressEncoder, getProgramDerivedAddress } from '@solana/kit';
 import { encodeBase58 } from '../base58check.ts';
-import { ed25519PublicKey, findSolanaIndex, keyFromKeypairFile, slip10Ed25519, solanaDepositAddresses, solanaKeyAt } from './ed25519-keys.ts';
+import { ed25519PublicKey, slip10Ed25519 } from '../ed25519-keys.ts';
+import { findSolanaIndex, keyFromKeypairFile, solanaDepositAddresses, solanaKeyAt } from './ed25519-keys.ts';
 import { associatedTokenAddress, ATA_PROGRAM, TOKEN_2022_PROGRAM, TOKEN_PROGRAM } from './sweep-message.ts';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { encodeBase58 } from '../base58check.ts';
 import type { FamilySweepSigner, SignedSweepTx, SweepCandidate, SweepKey, SweepPlan } from '../sweep.ts';
 import { UsageError } from '../../domain/errors.ts';
-import { ed25519PublicKey, ed25519Sign, findSolanaIndex, solanaKeyAt, solanaPath } from './ed25519-keys.ts';
+import { ed25519PublicKey, ed25519Sign } from '../ed25519-keys.ts';
+import { findSolanaIndex, solanaKeyAt, solanaPath } from './ed25519-keys.ts';
 import { associatedTokenAddress, readSweepMessage, type SweepMessage } from './sweep-message.ts';
 
 // The offline half of a Solana sweep: no database, no network, no chain client. Keys come from

@@ -6,4 +6,9 @@ export const tonFamily: ChainFamilyAdapter = {
   family: 'ton',
   addresses: tonAddresses,
   connect: async () => (await import('./connect.ts')).connectTon,
+  sweep: {
+    planner: async () => (await import('./sweep-plan.ts')).tonSweepPlanner,
+    signer: async () => (await import('./sweep-sign.ts')).tonSweepSigner,
+    sender: async () => (await import('./sweep-send.ts')).tonSweepSender,
+  },
 };
