@@ -14,6 +14,13 @@
 //   npm run bench -- --rss 100000 --node-options=--max-old-space-size=64   # the same with a heap cap
 //   npm run bench -- --rss 100000 --smaps /tmp/serve.smaps   # also /proc/PID/smaps at idle (.idle) and after
 //   BENCH_MALLOC=system npm run bench -- --rss 100000      # on glibc's malloc (both servers alike)
+//   npm run bench -- --limiter --routes invoice,status     # also chaingate with the spec's rate limits on
+//
+// --limiter adds a third server, `limited`: chaingate with rate limits on at the spec's defaults
+// (shared by every serve process on PostgreSQL, in memory on SQLite). Every buyer read then carries
+// one of CLIENTS addresses in X-Forwarded-For, in turn, so that no client comes near a limit (at
+// 60,000 reads/s each sends 55 a minute), and both chaingate servers believe it (server.trustProxy):
+// the limiter's cost with nothing refused, as many buyers make it, is the ratio `limited` / `chaingate`.
 // PostgreSQL comes from CHAINGATE_TEST_DATABASE_URL (default postgres://root@127.0.0.1:5432/postgres).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -42,6 +49,7 @@ const { values: flags } = parseArgs({
     rss: { type: 'string' },
     smaps: { type: 'string' },
     'node-options': { type: 'string' },
+    limiter: { type: 'boolean', default: false },
   },
 });
 const DIALECT_LIST = flags.db.split(',') as DialectName[];
@@ -63,8 +71,12 @@ interface Creds {
   apiSecret: string;
 }
 
+/** Distinct buyer addresses the reads come from (X-Forwarded-For): 10.0.0.0 to 10.0.255.255. */
+const CLIENTS = 65_536;
+const clientAddress = (i: number) => `10.0.${(i >> 8) & 255}.${i & 255}`;
+
 interface Target {
-  name: 'bare' | 'chaingate';
+  name: 'bare' | 'chaingate' | 'limited';
   url: string;
   creds: Creds;
   pid: number;
@@ -80,15 +92,20 @@ interface Target {
   headers: Map<string, string[]>;
 }
 
-async function prepare(dialect: DialectName, poolSize: number): Promise<{ tdb: TestDatabase; env: Record<string, string>; creds: Creds }> {
+async function prepare(dialect: DialectName, poolSize: number, limits = false): Promise<{ tdb: TestDatabase; env: Record<string, string>; creds: Creds }> {
   const tdb = await createTestDatabase(dialect);
   const env = {
     CHAINGATE_DATABASE_URL: tdb.url,
     CHAINGATE_MASTER_KEY: MASTER_KEY,
     CHAINGATE_LOG_LEVEL: 'error',
-    // Without the buyer-facing rate limits, which would otherwise be the bottleneck by design; no
-    // indexer runs here, so the offer does not wait for one (ethereum is offered, as the bare server does).
-    CHAINGATE_CONFIG: writeConfigFile({ rateLimit: { enabled: false }, checkout: { indexerStaleAfterSeconds: null } }),
+    // Without the buyer-facing rate limits, which would otherwise be the bottleneck by design
+    // (`limited` has them, with its reads spread over CLIENTS addresses); no indexer runs here, so
+    // the offer does not wait for one (ethereum is offered, as the bare server does).
+    CHAINGATE_CONFIG: writeConfigFile({
+      rateLimit: { enabled: limits },
+      server: { trustProxy: flags.limiter },
+      checkout: { indexerStaleAfterSeconds: null },
+    }),
   };
   const must = async (args: string[]) => {
     const r = await runCli(args, env);
@@ -119,7 +136,7 @@ function spawnBare(url: string): Promise<{ child: ChildProcess; url: string }> {
 }
 
 async function startTarget(name: Target['name'], dialect: DialectName, poolSize: number): Promise<Target> {
-  const { tdb, env, creds } = await prepare(dialect, poolSize);
+  const { tdb, env, creds } = await prepare(dialect, poolSize, name === 'limited');
   if (name === 'bare') {
     const bare = await spawnBare(tdb.url);
     const exited = new Promise((r) => bare.child.once('exit', r));
@@ -182,14 +199,19 @@ function route(name: string, t: Target): { title: string; expect: number; next(i
     }
     case 'invoice': {
       const ids = t.invoices.slice(Math.max(t.checkedOut, t.invoices.length - READ_RESERVE));
-      return { title: 'GET /checkout/api/v1/invoices/{id} (public read)', expect: 200, next: (i) => (ids.length ? { method: 'GET', path: `/checkout/api/v1/invoices/${ids[i % ids.length]}` } : null) };
+      return { title: 'GET /checkout/api/v1/invoices/{id} (public read)', expect: 200, next: (i) => (ids.length ? buyerRead(`/checkout/api/v1/invoices/${ids[i % ids.length]}`, i) : null) };
     }
     case 'status': {
       const ids = t.payments;
-      return { title: 'GET /checkout/api/v1/payments/{id}/status (poll)', expect: 200, next: (i) => (ids.length ? { method: 'GET', path: `/checkout/api/v1/payments/${ids[i % ids.length]}/status` } : null) };
+      return { title: 'GET /checkout/api/v1/payments/{id}/status (poll)', expect: 200, next: (i) => (ids.length ? buyerRead(`/checkout/api/v1/payments/${ids[i % ids.length]}/status`, i) : null) };
     }
   }
   throw new Error(`unknown route ${name} (create, checkout, invoice, status)`);
+}
+
+/** A buyer's GET; with --limiter from the i-th client address (the bare server does not read it). */
+function buyerRead(path: string, i: number): LoadRequest {
+  return flags.limiter ? { method: 'GET', path, headers: { 'x-forwarded-for': clientAddress(i % CLIENTS) } } : { method: 'GET', path };
 }
 
 const fmt = (r: LoadResult) => `${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50.toFixed(1).padStart(6)}  p99 ${r.p99.toFixed(1).padStart(6)} ms${Object.keys(r.failed).length ? `  FAILED ${JSON.stringify(r.failed)}` : ''}`;
@@ -292,7 +314,8 @@ function answerDifference(targets: Target[], name: string): string {
 }
 
 async function sideBySide(dialect: DialectName): Promise<void> {
-  const names = flags.only ? [flags.only as Target['name']] : (['bare', 'chaingate'] as const);
+  const names: Target['name'][] = flags.only ? [flags.only as Target['name']] : ['bare', 'chaingate'];
+  if (flags.limiter && !names.includes('limited')) names.push('limited');
   const targets: Target[] = [];
   for (const name of names) targets.push(await startTarget(name, dialect, Number(flags.pool)));
   try {
@@ -319,6 +342,9 @@ async function sideBySide(dialect: DialectName): Promise<void> {
       if (results.bare && results.chaingate) {
         console.log(`  ratio      ${(results.chaingate.rps / results.bare.rps).toFixed(2)}x   cpu per request ${(results.bare.cpuUs / results.chaingate.cpuUs).toFixed(2)}x`);
         console.log(`  answers    ${answerDifference(targets, name)}`);
+      }
+      if (results.limited && results.chaingate) {
+        console.log(`  limiter    ${(results.limited.rps / results.chaingate.rps).toFixed(2)}x of chaingate without limits   cpu per request ${(results.chaingate.cpuUs / results.limited.cpuUs).toFixed(2)}x`);
       }
     }
   } finally {

@@ -8,6 +8,7 @@ import { gatewayPlugin } from './http/gateway/plugin.ts';
 import { checkoutPlugin } from './http/checkout/plugin.ts';
 import { pagePathOf, pagePlugin } from './http/page/plugin.ts';
 import { registerServiceWideLimits } from './http/rate-limit.ts';
+import { createRateLimitCounters } from './http/rate-limit-store.ts';
 import { createDeps, type DaemonDeps } from './deps.ts';
 import { offerReport, type NetworkOffer, type NotOfferedCode } from './availability.ts';
 import { IndexerCursor } from '../db/entities/indexer-cursor.entity.ts';
@@ -58,7 +59,9 @@ export async function buildDaemonApp(deps: DaemonDeps, metrics?: DaemonMetrics):
   });
   // Exempt only keys the gateway's merchant cache holds as active, and only once their signature verifies.
   const merchants = merchantKeyCache(db, deps.common.box);
-  registerServiceWideLimits(app, config.rateLimit, (apiKey) => merchants.peek(apiKey) !== undefined);
+  // Shared by every serve process on PostgreSQL; a store that fails lets requests through, counted in the metrics.
+  const counters = createRateLimitCounters({ db, config: config.rateLimit, log, ...(metrics ? { onFailOpen: metrics.observeRateLimitFailOpen } : {}) });
+  registerServiceWideLimits(app, config.rateLimit, counters, (apiKey) => merchants.peek(apiKey) !== undefined);
   await app.register(async (scope) => gatewayPlugin(scope, deps), { prefix: '/api/v1' });
   await app.register(async (scope) => checkoutPlugin(scope, deps), { prefix: '/checkout/api/v1' });
   const pagePath = pagePathOf(config);

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyRateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { Config } from '../../config/schema.ts';
 import { GatewayError } from '../../domain/errors.ts';
@@ -9,7 +9,15 @@ import { GatewayError } from '../../domain/errors.ts';
 //  - service-wide, across every route of the daemon: two sliding windows (burst and sustained),
 //    both of which must allow a request. @fastify/rate-limit keeps one limit per route, so these
 //    are a small counter of our own in a root onRequest hook.
-// Counters live in this process's memory; docs/rate-limits.md says how several processes share them.
+// Where the counters live is a RateLimitCounters: this process's memory (SQLite, one process), or
+// the PostgreSQL database every serve process shares (rate-limit-store.ts).
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The counters of both layers, set on the root instance by registerServiceWideLimits. */
+    rateLimitCounters?: RateLimitCounters;
+  }
+}
 
 export type RateLimitConfig = Config['rateLimit'];
 export type RouteLimitName = keyof RateLimitConfig['routes'];
@@ -21,6 +29,53 @@ export interface WindowLimit {
 
 /** Distinct clients tracked at once; the least recently seen are forgotten beyond this. */
 const MAX_TRACKED_CLIENTS = 100_000;
+
+/** A route's own limit, as the route's config carries it when the counters count route windows. */
+export interface RouteWindow extends WindowLimit {
+  name: RouteLimitName;
+}
+
+/** What @fastify/rate-limit's stores answer: the requests counted in the window, this one included, and the ms until it resets. */
+export interface WindowCount {
+  current: number;
+  ttl: number;
+}
+
+/** One request as counted: the ms until the service-wide buckets have room (0: allowed), and its route window's count. */
+export interface Taken {
+  waitMs: number;
+  route?: WindowCount;
+}
+
+/** Where both layers of limits count. */
+export interface RateLimitCounters {
+  /**
+   * Takes one request of client `key` from the service-wide buckets and, when `route` is given, counts
+   * it in that route's window (in the same step, refused or not). Never rejects.
+   */
+  take(key: string, route: RouteWindow | null): Taken | Promise<Taken>;
+  /** True: `take` counts the route windows; false: @fastify/rate-limit counts them in this process's memory. */
+  readonly countsRoutes: boolean;
+  close(): void;
+}
+
+const ALLOWED: Taken = Object.freeze({ waitMs: 0 });
+
+/** Counters in this process's memory: exact for one process, N times each budget for N processes. */
+export function memoryCounters(config: RateLimitConfig): RateLimitCounters {
+  const { burst, sustained } = config.serviceWide;
+  const limiter = new SlidingWindowLimiter([burst, sustained]);
+  const timer = setInterval(() => limiter.sweep(), Math.max(burst.windowMs, sustained.windowMs));
+  timer.unref();
+  return {
+    take: (key) => {
+      const waitMs = limiter.take(key);
+      return waitMs === 0 ? ALLOWED : { waitMs };
+    },
+    countsRoutes: false,
+    close: () => clearInterval(timer),
+  };
+}
 
 /** The client key both layers use: req.ip (trustProxy applied), an IPv6 address reduced to its /64. */
 export function clientKey(req: FastifyRequest): string {
@@ -98,11 +153,13 @@ interface Ring {
 /** A gateway request whose service-wide charge waits for its signature check. */
 interface Deferred {
   /** Takes one request from the buckets; the ms to wait when they are full (0: allowed). */
-  charge(): number;
+  charge(): Taken | Promise<Taken>;
   charged: boolean;
   verified: boolean;
 }
 const deferred = new WeakMap<FastifyRequest, Deferred>();
+/** A request's count in its route's window, taken with its service-wide charge (shared counters). */
+const routeCounts = new WeakMap<FastifyRequest, WindowCount>();
 
 /** The gateway verified this request's signature: it stays outside the service-wide buckets. */
 export function markSignatureVerified(req: FastifyRequest): void {
@@ -114,12 +171,16 @@ export function markSignatureVerified(req: FastifyRequest): void {
  * The gateway refused this request's credentials (bad signature, disabled or rotated point): it
  * counts against the service-wide buckets after all, and is answered 429 when they are full.
  */
-export function chargeRefusedRequest(req: FastifyRequest): void {
+export function chargeRefusedRequest(req: FastifyRequest): Promise<void> | undefined {
   const d = deferred.get(req);
   if (!d || d.charged) return;
   d.charged = true;
-  const waitMs = d.charge();
-  if (waitMs > 0) throw limitedError(req, waitMs);
+  const refuse = (taken: Taken) => {
+    if (taken.waitMs > 0) throw limitedError(req, taken.waitMs);
+  };
+  const taken = d.charge();
+  if (taken instanceof Promise) return taken.then(refuse);
+  refuse(taken);
 }
 
 function limitedError(req: FastifyRequest, waitMs: number): GatewayError {
@@ -140,44 +201,64 @@ function limitedError(req: FastifyRequest, waitMs: number): GatewayError {
  *    reached the signature check is counted when it ends. A disabled or rotated point leaves the cache at its next request, so its key
  *    stops deferring at once.
  */
-export function registerServiceWideLimits(app: FastifyInstance, config: RateLimitConfig, isTrustedKey: (apiKey: string) => boolean = () => false): void {
-  if (!config.enabled) return;
-  const { burst, sustained } = config.serviceWide;
-  const limiter = new SlidingWindowLimiter([burst, sustained]);
-  const timer = setInterval(() => limiter.sweep(), Math.max(burst.windowMs, sustained.windowMs));
-  timer.unref();
-  app.addHook('onClose', async () => clearInterval(timer));
-  app.addHook('onRequest', async (req) => {
+export function registerServiceWideLimits(
+  app: FastifyInstance,
+  config: RateLimitConfig,
+  counters: RateLimitCounters | null,
+  isTrustedKey: (apiKey: string) => boolean = () => false,
+): void {
+  if (!config.enabled || !counters) return;
+  app.decorate('rateLimitCounters', counters);
+  app.addHook('onClose', async () => counters.close());
+  // Callback-style hooks: no promise of their own when the counters answer at once (memory).
+  app.addHook('onRequest', (req, _reply, done) => {
     // Signed merchant back ends are not throttled by the buyer-facing buckets unless asked to be.
     if (!config.serviceWide.gateway && (req.url === '/api/v1' || req.url.startsWith('/api/v1/'))) {
       const key = req.headers['x-api-key'];
       // Deferred only on a matched route, where the gateway checks the signature (not a 404).
       if (typeof key === 'string' && key.length <= 128 && req.routeOptions.url !== undefined && isTrustedKey(key)) {
-        deferred.set(req, { charge: () => limiter.take(clientKey(req)), charged: false, verified: false });
+        deferred.set(req, { charge: () => counters.take(clientKey(req), null), charged: false, verified: false });
+        done();
         return;
       }
     }
-    const waitMs = limiter.take(clientKey(req));
-    if (waitMs > 0) throw limitedError(req, waitMs);
+    // A shared store counts the route's window in the same round trip; the route's hook reads the count.
+    const route = counters.countsRoutes ? ((req.routeOptions.config as { routeWindow?: RouteWindow } | undefined)?.routeWindow ?? null) : null;
+    const taken = counters.take(clientKey(req), route);
+    if (taken instanceof Promise) taken.then((t) => done(refusal(req, t)), done);
+    else done(refusal(req, taken));
   });
-  app.addHook('onResponse', async (req) => {
+  app.addHook('onResponse', (req, _reply, done) => {
     const d = deferred.get(req);
     if (d && !d.charged && !d.verified) {
       d.charged = true;
-      d.charge();
+      void d.charge();
     }
+    done();
   });
 }
 
+/** Keeps the request's route count for its route's hook; the 429 when the buckets are full. */
+function refusal(req: FastifyRequest, taken: Taken): GatewayError | undefined {
+  if (taken.route) routeCounts.set(req, taken.route);
+  return taken.waitMs > 0 ? limitedError(req, taken.waitMs) : undefined;
+}
+
 /**
- * Registers @fastify/rate-limit in `scope` (routes opt in) and returns the route config for a named
- * limit, to pass as a route's `config`. Disabled: nothing is registered and every config is empty.
+ * The per-route limits in `scope` (routes opt in): returns the route config for a named limit, to
+ * pass as a route's `config`. Disabled: nothing is registered and every config is empty. With
+ * counters that count route windows (shared), a hook of this scope answers from the count taken
+ * with the service-wide charge; else @fastify/rate-limit counts in memory.
  */
 export async function registerRouteLimits(
   scope: FastifyInstance,
   config: RateLimitConfig,
 ): Promise<(name: RouteLimitName) => Record<string, unknown>> {
   if (!config.enabled) return () => ({});
+  if (scope.rateLimitCounters?.countsRoutes) {
+    scope.addHook('onRequest', answerRouteCount);
+    return (name) => ({ routeWindow: { name, ...config.routes[name] } satisfies RouteWindow });
+  }
   await scope.register(fastifyRateLimit, {
     global: false,
     hook: 'onRequest',
@@ -189,4 +270,17 @@ export async function registerRouteLimits(
     const { max, windowMs } = config.routes[name];
     return { rateLimit: { max, timeWindow: windowMs, cache: 10_000 } };
   };
+}
+
+/** The headers and the 429 of a route limit, as @fastify/rate-limit gives them, from the count taken in the root hook. */
+function answerRouteCount(req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
+  const count = routeCounts.get(req);
+  const limit = (req.routeOptions.config as { routeWindow?: RouteWindow } | undefined)?.routeWindow;
+  if (!count || !limit) {
+    done();
+    return;
+  }
+  const resetSeconds = Math.ceil(count.ttl / 1000);
+  reply.header('X-RateLimit-Limit', limit.max).header('X-RateLimit-Remaining', Math.max(0, limit.max - count.current)).header('X-RateLimit-Reset', resetSeconds);
+  done(count.current > limit.max ? rateLimitedError(Math.max(1, resetSeconds), 'route limit') : undefined);
 }

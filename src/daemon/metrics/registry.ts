@@ -16,6 +16,8 @@ export interface DaemonMetrics {
   registry: Registry;
   observeRequest(route: string, method: string, status: number, seconds: number): void;
   observeWebhookDelivered(latencySeconds: number): void;
+  /** Requests the shared rate-limit store let through undecided, and why (error, timeout, unavailable). */
+  observeRateLimitFailOpen(reason: string, requests: number): void;
 }
 
 async function countBy(db: Database, table: 'invoice' | 'payment' | 'webhook_delivery', column: 'status' | 'state'): Promise<Record<string, number>> {
@@ -33,6 +35,12 @@ export function createDaemonMetrics(db: Database, chains: ResolvedRegistry): Dae
   const registry = new Registry();
   const requests = registerRequestTable(registry, [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]);
   const limited = new Counter({ name: 'chaingate_rate_limited_total', help: 'Requests refused with 429 by route', labelNames: ['route'], registers: [registry] });
+  const failOpen = new Counter({
+    name: 'chaingate_rate_limit_fail_open_total',
+    help: 'Requests let through without a rate-limit decision: the shared store failed (error), did not answer in time (timeout), or had just failed (unavailable)',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
   const latency = new Histogram({
     name: 'chaingate_webhook_delivery_latency_seconds',
     help: 'Time from an event to its successful delivery (this process)',
@@ -125,6 +133,9 @@ export function createDaemonMetrics(db: Database, chains: ResolvedRegistry): Dae
     },
     observeWebhookDelivered(seconds) {
       latency.observe(seconds);
+    },
+    observeRateLimitFailOpen(reason, requests) {
+      failOpen.inc({ reason }, requests);
     },
   };
 }
