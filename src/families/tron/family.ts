@@ -14,4 +14,9 @@ export const tronFamily: ChainFamilyAdapter = {
     },
   },
   connect: async () => (await import('./connect.ts')).connectTron,
+  sweep: {
+    planner: async () => (await import('./sweep-plan.ts')).tronSweepPlanner,
+    signer: async () => (await import('./sweep-sign.ts')).tronSweepSigner,
+    sender: async () => (await import('./sweep-send.ts')).tronSweepSender,
+  },
 };

@@ -1,0 +1,251 @@
+import { UsageError } from '../../domain/errors.ts';
+import type { FamilySweepPlanner, Holding, PlannedDeposit, SweepPlan, UnsignedSweepTx } from '../sweep.ts';
+import { tronAddresses } from './address.ts';
+import { AccountSchema, chainPrices, ConstantSchema, MaxSizeSchema, NowBlockSchema, ResourceSchema, tronSweepApi, type TronCall } from './sweep-api.ts';
+import { to41, transferData, type TronSweepPayload } from './sweep-payload.ts';
+import { encodeRaw, encodeSigned, ENERGY, type TronContract, type TronRaw } from './sweep-proto.ts';
+
+// The server half of a Tron sweep (docs/sweeps/tron.md). Live state from java-tron's HTTP API, then
+// one unsigned transaction per contract (Tron has one contract and one owner per transaction):
+//  - TRX: a TransferContract of the balance to the cold address, less the bandwidth burn when the
+//    deposit's free 600 points a day do not cover it;
+//  - each TRC-20 of the registry: transfer(address,uint256) from the deposit. A deposit holding only
+//    tokens has no TRX and may not even exist as an account (a TRC-20 transfer does not create one),
+//    so the fee payer first creates it (AccountCreateContract) and then either lends it energy from
+//    its stake (DelegateResourceContract, taken back by UnDelegateResourceContract after the
+//    transfer), or, when its stake cannot lend enough, tops it up with the TRX the energy burns.
+// Every transaction refers to the head block and expires 24 h after it (java-tron's limit).
+
+/** java-tron refuses an expiration more than this after its head block (Constant.MAXIMUM_TIME_UNTIL_EXPIRATION). */
+export const MAX_EXPIRATION_MS = 24n * 3_600_000n;
+/** Kept below the limit so a node whose head is a little behind ours still accepts it. */
+const EXPIRATION_MARGIN_MS = 120_000n;
+/** java-tron adds this to a transaction's size when charging bandwidth (Constant.MAX_RESULT_SIZE_IN_TX). */
+const RESULT_BYTES = 64n;
+/** Energy estimates vary a little with the contract's dynamic energy factor between plan and send. */
+const ENERGY_MARGIN_PERCENT = 120n;
+/** java-tron's smallest delegation: 1 TRX. */
+const MIN_DELEGATION = 1_000_000n;
+
+const hold = (symbol: string, token: string | null, decimals: number, amount: bigint): Holding => ({ symbol, token, decimals, amount: amount.toString() });
+const ceilDiv = (a: bigint, b: bigint) => (a + b - 1n) / b;
+
+/** Bandwidth a signed transaction is charged: its bytes with one 65-byte signature, plus the result. */
+function bandwidthOf(raw: TronRaw): bigint {
+  return BigInt(encodeSigned(encodeRaw(raw), [new Uint8Array(65)]).length) + RESULT_BYTES;
+}
+
+/** Bandwidth an account has: staked first, then the free daily allowance; what neither covers is burned whole. */
+class Bandwidth {
+  constructor(
+    private staked: bigint,
+    private free: bigint,
+  ) {}
+  /** The sun a transaction of this size would burn, without using anything. */
+  cost(bytes: bigint, pricePerByte: bigint): bigint {
+    return bytes <= this.staked || bytes <= this.free ? 0n : bytes * pricePerByte;
+  }
+  /** The sun this transaction burns. */
+  use(bytes: bigint, pricePerByte: bigint): bigint {
+    if (bytes <= this.staked) this.staked -= bytes;
+    else if (bytes <= this.free) this.free -= bytes;
+    else return bytes * pricePerByte;
+    return 0n;
+  }
+}
+
+const balanceOfData = (address: string) => to41(address).slice(2).padStart(64, '0');
+
+async function tokenBalance(call: TronCall, token: string, owner: string): Promise<bigint> {
+  const res = await call('/wallet/triggerconstantcontract', { owner_address: to41(owner), contract_address: to41(token), function_selector: 'balanceOf(address)', parameter: balanceOfData(owner) }, ConstantSchema);
+  const word = res.constant_result?.[0];
+  if (res.result.result !== true || !word || !/^[0-9a-f]{64}$/i.test(word)) throw new UsageError(`balanceOf on ${token} failed: ${res.result.message ?? 'no result'}`);
+  return BigInt(`0x${word}`);
+}
+
+async function transferEnergy(call: TronCall, token: string, from: string, to: string, amount: bigint): Promise<bigint> {
+  const data = transferData(to, amount);
+  const res = await call('/wallet/triggerconstantcontract', { owner_address: to41(from), contract_address: to41(token), function_selector: 'transfer(address,uint256)', parameter: data.slice(8) }, ConstantSchema);
+  if (res.result.result !== true || res.energy_used === 0n) throw new UsageError(`the node could not estimate a ${token} transfer from ${from}: ${res.result.message ?? 'no energy figure'}`);
+  return res.energy_used;
+}
+
+export const tronSweepPlanner: FamilySweepPlanner = {
+  async plan({ network, config, log, candidates, to: toInput, feePayer: feePayerInput, min }) {
+    const to = tronAddresses.validate(toInput.trim(), network.testnet, {});
+    const feePayer = feePayerInput === null ? null : tronAddresses.validate(feePayerInput.trim(), network.testnet, {});
+    if (feePayer !== null && candidates.some((c) => c.address === feePayer)) throw new UsageError('the fee payer is one of the pool\'s deposit addresses: use an account outside the pool');
+    if (feePayer === to) throw new UsageError('the fee payer is the destination: use another account to pay fees');
+    const { call } = tronSweepApi(network, config, log);
+    const prices = await chainPrices(call);
+    const head = await call('/wallet/getnowblock', {}, NowBlockSchema);
+    const number = head.block_header.raw_data.number;
+    const header = {
+      refBlockBytes: (number & 0xffffn).toString(16).padStart(4, '0'),
+      refBlockHash: head.blockID.slice(16, 32),
+      expiration: head.block_header.raw_data.timestamp + MAX_EXPIRATION_MS - EXPIRATION_MARGIN_MS,
+      timestamp: BigInt(Date.now()),
+    };
+    const tokens = network.tokens.filter((t) => t.address);
+    const trx = network.native;
+    const minFor = (symbol: string) => min[symbol] ?? 0n;
+
+    interface TokenMove {
+      symbol: string;
+      token: string;
+      decimals: number;
+      amount: bigint;
+      energy: bigint;
+    }
+    const work: { planned: PlannedDeposit; exists: boolean; trx: bigint; bandwidth: Bandwidth; tokens: TokenMove[] }[] = [];
+    const skipped: SweepPlan['skipped'] = [];
+    for (const candidate of candidates) {
+      const account = await call('/wallet/getaccount', { address: to41(candidate.address) }, AccountSchema);
+      const exists = account.address !== undefined;
+      const resource = exists ? await call('/wallet/getaccountresource', { address: to41(candidate.address) }, ResourceSchema) : null;
+      const bandwidth = new Bandwidth(resource ? resource.NetLimit - resource.NetUsed : 0n, (resource ? resource.freeNetLimit : prices.freeNetLimit) - (resource?.freeNetUsed ?? 0n));
+      const holdings: Holding[] = [];
+      const leftBehind: PlannedDeposit['leftBehind'] = [];
+      const moves: TokenMove[] = [];
+      for (const t of tokens) {
+        const amount = await tokenBalance(call, t.address!, candidate.address);
+        if (amount === 0n) continue;
+        const h = hold(t.symbol, t.address!, t.decimals, amount);
+        holdings.push(h);
+        if (amount < minFor(t.symbol)) leftBehind.push({ holding: h, reason: `below --min ${minFor(t.symbol)} ${t.symbol}` });
+        else moves.push({ symbol: t.symbol, token: t.address!, decimals: t.decimals, amount, energy: await transferEnergy(call, t.address!, candidate.address, to, amount) });
+      }
+      if (account.balance > 0n) holdings.push(hold(trx.symbol, null, trx.decimals, account.balance));
+      if (holdings.length === 0) {
+        skipped.push({ address: candidate.address, reason: 'holds nothing' });
+        continue;
+      }
+      work.push({ planned: { ...candidate, holdings, moves: [], fee: '0', leftBehind }, exists, trx: account.balance, bandwidth, tokens: moves });
+    }
+    if (work.some((w) => w.tokens.length > 0) && feePayer === null) {
+      throw new UsageError('deposits hold TRC-20 tokens and no TRX for energy: a Tron token sweep needs --fee-payer <address>, an account of yours that lends energy from its stake or pays TRX top-ups');
+    }
+
+    // Lend energy when the fee payer's stake can cover every token transfer at once, else top up.
+    const payerResource = feePayer ? await call('/wallet/getaccountresource', { address: to41(feePayer) }, ResourceSchema) : null;
+    const payerAccount = feePayer ? await call('/wallet/getaccount', { address: to41(feePayer) }, AccountSchema) : null;
+    if (feePayer && payerAccount?.address === undefined) throw new UsageError(`the fee payer ${feePayer} has no account on tron ${network.network}: fund it first`);
+    const withMargin = (energy: bigint) => ceilDiv(energy * ENERGY_MARGIN_PERCENT, 100n);
+    const lendFor = (energy: bigint) => {
+      const r = payerResource!;
+      if (r.TotalEnergyLimit === 0n) return null;
+      const sun = ceilDiv(withMargin(energy) * r.TotalEnergyWeight, r.TotalEnergyLimit) * 1_000_000n;
+      return sun < MIN_DELEGATION ? MIN_DELEGATION : sun;
+    };
+    const tokenWork = work.filter((w) => w.tokens.length > 0);
+    let lendable = 0n;
+    if (feePayer && tokenWork.length > 0) lendable = (await call('/wallet/getcandelegatedmaxsize', { owner_address: to41(feePayer), type: 1 }, MaxSizeSchema)).max_size;
+    const lendTotal = tokenWork.reduce<bigint | null>((s, w) => {
+      const l = lendFor(w.tokens.reduce((e, t) => e + t.energy, 0n));
+      return s === null || l === null ? null : s + l;
+    }, 0n);
+    const delegate = lendTotal !== null && lendTotal > 0n && lendTotal <= lendable;
+
+    const transactions: UnsignedSweepTx[] = [];
+    let payerSpend = 0n;
+    const payerBandwidth = new Bandwidth(payerResource ? payerResource.NetLimit - payerResource.NetUsed : 0n, payerResource ? payerResource.freeNetLimit - payerResource.freeNetUsed : 0n);
+    const push = (kind: TronSweepPayload['kind'], owner: string, contract: TronContract, o: { after: string[]; deposit: string; feeLimit?: bigint; energy?: bigint; burn: (bytes: bigint) => bigint }) => {
+      const raw: TronRaw = { ...header, feeLimit: o.feeLimit ?? 0n, contract };
+      const bytes = bandwidthOf(raw);
+      const fee = o.burn(bytes);
+      const id = `tx-${transactions.length}`;
+      const payload: TronSweepPayload = {
+        kind,
+        from: owner,
+        rawData: Buffer.from(encodeRaw(raw)).toString('hex'),
+        expiration: header.expiration.toString(),
+        energy: (o.energy ?? 0n).toString(),
+        bandwidth: bytes.toString(),
+        fee: fee.toString(),
+      };
+      transactions.push({ id, signers: [owner], deposits: kind === 'trx' || kind === 'token' ? [o.deposit] : [], after: o.after, payload });
+      return { id, fee };
+    };
+    const fromPayer = (kind: TronSweepPayload['kind'], contract: TronContract, after: string[], deposit: string, extra = 0n) =>
+      push(kind, feePayer!, contract, {
+        after,
+        deposit,
+        burn: (bytes) => {
+          const burned = payerBandwidth.use(bytes, prices.transactionFee) + extra;
+          payerSpend += burned;
+          return burned;
+        },
+      });
+
+    let coldChecked = false;
+    for (const w of work) {
+      const d = w.planned;
+      const moves: Holding[] = [];
+      let ownFee = 0n;
+      let before: string[] = [];
+      const creation = prices.createAccountFee + prices.createNewAccountFee;
+      if (w.tokens.length > 0) {
+        const energy = w.tokens.reduce((e, t) => e + t.energy, 0n);
+        const feeLimitOf = (t: TokenMove) => withMargin(t.energy) * prices.energyFee;
+        let lent: bigint | null = null;
+        if (delegate) {
+          if (!w.exists) before = [fromPayer('activate', { type: 'AccountCreateContract', owner: to41(feePayer!), account: to41(d.address), accountType: 0 }, [], d.address, creation).id];
+          lent = lendFor(energy)!;
+          before = [fromPayer('delegate', { type: 'DelegateResourceContract', owner: to41(feePayer!), receiver: to41(d.address), resource: ENERGY, balance: lent, lock: false, lockPeriod: 0n }, before, d.address).id];
+        } else {
+          // The top-up covers the energy burn and each transfer's bandwidth, which a new account's free points cover anyway.
+          const topUp = w.tokens.reduce((s, t) => s + feeLimitOf(t), 0n);
+          const id = fromPayer('top-up', { type: 'TransferContract', owner: to41(feePayer!), to: to41(d.address), amount: topUp }, [], d.address, w.exists ? 0n : creation).id;
+          payerSpend += topUp;
+          before = [id];
+          d.leftBehind.push({ holding: hold(trx.symbol, null, trx.decimals, topUp), reason: 'at most this much of the TRX top-up stays unburned on the deposit (energy estimated with a 20 % margin); a later plan sweeps it' });
+        }
+        const transfers: string[] = [];
+        for (const t of w.tokens) {
+          const sent = push('token', d.address, { type: 'TriggerSmartContract', owner: to41(d.address), contract: to41(t.token), callValue: 0n, data: transferData(to, t.amount) }, {
+            after: before,
+            deposit: d.address,
+            feeLimit: feeLimitOf(t),
+            energy: t.energy,
+            // With energy lent nothing is burned for it; with a top-up the deposit burns the TRX it was sent.
+            burn: (bytes) => w.bandwidth.use(bytes, prices.transactionFee) + (lent === null ? withMargin(t.energy) * prices.energyFee : 0n),
+          });
+          ownFee += sent.fee;
+          transfers.push(sent.id);
+          moves.push(hold(t.symbol, t.token, t.decimals, t.amount));
+        }
+        if (lent !== null) fromPayer('undelegate', { type: 'UnDelegateResourceContract', owner: to41(feePayer!), receiver: to41(d.address), resource: ENERGY, balance: lent }, transfers, d.address);
+        before = transfers;
+      }
+      if (w.trx > 0n) {
+        const h = hold(trx.symbol, null, trx.decimals, w.trx);
+        if (w.trx < minFor(trx.symbol)) d.leftBehind.push({ holding: h, reason: `below --min ${minFor(trx.symbol)} ${trx.symbol}` });
+        else {
+          if (!coldChecked) {
+            coldChecked = true;
+            const cold = await call('/wallet/getaccount', { address: to41(to) }, AccountSchema);
+            if (cold.address === undefined) throw new UsageError(`the destination ${to} has no account on tron ${network.network} yet: a TRX transfer to it would burn 1.1 TRX to create it from every deposit; send it any TRX first and plan again`);
+          }
+          // The bandwidth burn is known before the amount: the amount's varint length barely moves the size, so price it at the full balance.
+          const probe: TronRaw = { ...header, feeLimit: 0n, contract: { type: 'TransferContract', owner: to41(d.address), to: to41(to), amount: w.trx } };
+          const burn = w.bandwidth.cost(bandwidthOf(probe), prices.transactionFee);
+          if (w.trx <= burn) d.leftBehind.push({ holding: h, reason: `no more than the ${burn} sun its transfer would burn for bandwidth` });
+          else {
+            const sent = push('trx', d.address, { type: 'TransferContract', owner: to41(d.address), to: to41(to), amount: w.trx - burn }, { after: before, deposit: d.address, burn: (bytes) => w.bandwidth.use(bytes, prices.transactionFee) });
+            ownFee += sent.fee;
+            moves.push(hold(trx.symbol, null, trx.decimals, w.trx - burn));
+          }
+        }
+      }
+      d.moves = moves;
+      d.fee = ownFee.toString();
+      if (moves.length === 0) skipped.push({ address: d.address, reason: [...new Set(d.leftBehind.map((l) => l.reason))].join('; ') || 'nothing to move' });
+    }
+    const deposits = work.map((w) => w.planned).filter((d) => d.moves.length > 0);
+    if (feePayer && payerAccount && payerSpend > payerAccount.balance) {
+      throw new UsageError(`the fee payer holds ${payerAccount.balance} sun; this sweep needs up to ${payerSpend} (top-ups, new accounts at ${prices.createAccountFee + prices.createNewAccountFee}, bandwidth): fund it first`);
+    }
+    log.info({ chain: network.chain, deposits: deposits.length, transactions: transactions.length, mode: tokenWork.length ? (delegate ? 'delegate' : 'top-up') : 'trx', feePayerSpend: payerSpend.toString() }, 'tron sweep planned');
+    return { deposits, skipped, transactions };
+  },
+};

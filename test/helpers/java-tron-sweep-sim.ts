@@ -1,0 +1,283 @@
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { computeAddress, SigningKey } from 'ethers';
+import { hex41ToTron, tronToHex } from '../../src/families/tron/address.ts';
+import { decodeRaw, decodeSigned, type TronRaw } from '../../src/families/tron/sweep-proto.ts';
+import { listenLocal } from './local-server.ts';
+
+// A java-tron full node's HTTP API as a Tron sweep uses it (java-tron 4.7/4.8,
+// framework/src/main/java/org/tron/core/services/http/: GetAccountServlet, GetAccountResourceServlet,
+// TriggerConstantContractServlet, GetNowBlockServlet, GetChainParametersServlet,
+// GetCanDelegatedMaxSizeServlet, BroadcastHexServlet, GetTransactionInfoByIdServlet; visible=false,
+// so addresses are 41-prefixed hex and a missing account is `{}`), over an in-memory ledger that
+// applies java-tron's rules a sweep depends on: a transaction's signature must recover its owner;
+// its expiration must be after the head block's time and at most 24 h beyond it; its reference
+// block must be one of ours; an owner account must exist; bandwidth is the signed size plus 64,
+// taken from the free 600 points a day or burned at getTransactionFee a byte; creating an account
+// burns 1 TRX plus 0.1 TRX; a TRC-20 transfer uses the energy delegated to its caller and burns the
+// rest at getEnergyFee, up to its fee_limit. USDT's energy is mainnet's measured figure: 64,285 to
+// an address that holds USDT, 130,285 to one that does not (TronScan; docs.catfee.io
+// "usdt-transfer-energy-on-tron"). Each accepted transaction is mined in its own block.
+
+export const USDT_ENERGY_HOLDER = 64_285n;
+export const USDT_ENERGY_NEW = 130_285n;
+
+/** Mainnet's chain parameters (GET /wallet/getchainparameters), the ones a sweep prices with. */
+export const PARAMS = { getEnergyFee: 100, getTransactionFee: 1000, getFreeNetLimit: 600, getCreateAccountFee: 100_000, getCreateNewAccountFeeInSystemContract: 1_000_000 };
+/** Mainnet's energy totals (getaccountresource, 2025): energy per staked TRX = limit / weight. */
+const TOTAL_ENERGY_LIMIT = 180_000_000_000n;
+const TOTAL_ENERGY_WEIGHT = 19_000_000_000n;
+
+interface Account {
+  balance: bigint;
+  freeNetUsed: bigint;
+  /** Energy lent to it, as staked sun. */
+  delegatedIn: bigint;
+  /** What it may still lend (getcandelegatedmaxsize type 1). */
+  lendable: bigint;
+}
+
+interface Info {
+  id: string;
+  fee: bigint;
+  blockNumber: bigint;
+  receipt: Record<string, unknown>;
+  result?: 'FAILED';
+  resMessage?: string;
+}
+
+export interface TronSweepSim {
+  url: string;
+  /** 41-hex of a T-address. */
+  fund(address: string, sun: bigint): void;
+  stake(address: string, lendableSun: bigint): void;
+  mintToken(token: string, address: string, amount: bigint): void;
+  trx(address: string): bigint | null;
+  token(token: string, address: string): bigint;
+  delegatedTo(address: string): bigint;
+  lendable(address: string): bigint;
+  /** Moves the head block's clock forward. */
+  advance(ms: bigint): void;
+  info(txid: string): Info | undefined;
+  calls: Record<string, number>;
+  /** Signed transactions the node accepted, raw_data decoded. */
+  accepted: { txid: string; raw: TronRaw; signature: Uint8Array }[];
+  close(): Promise<void>;
+}
+
+const h41 = (t: string) => `41${(tronToHex(t) as string).slice(2)}`;
+
+export async function startTronSweepSim(options: { tokens: string[] }): Promise<TronSweepSim> {
+  const accounts = new Map<string, Account>();
+  const balances = new Map<string, Map<string, bigint>>(options.tokens.map((t) => [h41(t), new Map()]));
+  const infos = new Map<string, Info>();
+  const blocks: { number: bigint; id: string; timestamp: bigint }[] = [];
+  const calls: Record<string, number> = {};
+  const accepted: TronSweepSim['accepted'] = [];
+  let clock = BigInt(Date.now()) - 60_000n;
+  const mine = () => {
+    const number = BigInt(blocks.length + 70_000_000);
+    clock += 3_000n;
+    const id = number.toString(16).padStart(16, '0') + createHash('sha256').update(`block ${number}`).digest('hex').slice(16);
+    blocks.push({ number, id, timestamp: clock });
+    return blocks.at(-1)!;
+  };
+  mine();
+  const acct = (a: string) => accounts.get(a);
+  const create = (a: string) => {
+    const x = { balance: 0n, freeNetUsed: 0n, delegatedIn: 0n, lendable: 0n };
+    accounts.set(a, x);
+    return x;
+  };
+  const energyOf = (staked: bigint) => (staked / 1_000_000n) * TOTAL_ENERGY_LIMIT / TOTAL_ENERGY_WEIGHT;
+
+  function execute(raw: TronRaw, txid: string, bytes: bigint): { ok: true } | { ok: false; code: string; message: string } {
+    const head = blocks.at(-1)!;
+    if (raw.expiration <= head.timestamp || raw.expiration > head.timestamp + 86_400_000n) {
+      return { ok: false, code: 'TRANSACTION_EXPIRATION_ERROR', message: `Transaction expiration, transaction expiration time is ${raw.expiration}, but headBlockTime is ${head.timestamp}` };
+    }
+    if (!blocks.some((b) => (b.number & 0xffffn).toString(16).padStart(4, '0') === raw.refBlockBytes && b.id.slice(16, 32) === raw.refBlockHash)) return { ok: false, code: 'TAPOS_ERROR', message: 'Tapos check error' };
+    if (infos.has(txid)) return { ok: false, code: 'DUP_TRANSACTION_ERROR', message: 'Dup transaction' };
+    const c = raw.contract;
+    const owner = acct(c.owner);
+    if (!owner) return { ok: false, code: 'CONTRACT_VALIDATE_ERROR', message: `Validate ${c.type} error, no OwnerAccount.` };
+    // Bandwidth first: free points, else burned (a transaction that creates an account pays 0.1 TRX instead).
+    let fee = 0n;
+    const createsAccount = (c.type === 'TransferContract' && !acct(c.to)) || c.type === 'AccountCreateContract';
+    if (createsAccount) fee += BigInt(PARAMS.getCreateAccountFee) + BigInt(PARAMS.getCreateNewAccountFeeInSystemContract);
+    else if (owner.freeNetUsed + bytes <= BigInt(PARAMS.getFreeNetLimit)) owner.freeNetUsed += bytes;
+    else fee += bytes * BigInt(PARAMS.getTransactionFee);
+    const receipt: Record<string, unknown> = createsAccount ? {} : { net_usage: Number(bytes) };
+    const fail = (message: string) => ({ ok: false as const, code: 'CONTRACT_VALIDATE_ERROR', message });
+    switch (c.type) {
+      case 'TransferContract': {
+        if (owner.balance < c.amount + fee) return fail('Validate TransferContract error, balance is not sufficient.');
+        owner.balance -= c.amount + fee;
+        (acct(c.to) ?? create(c.to)).balance += c.amount;
+        break;
+      }
+      case 'AccountCreateContract':
+        if (acct(c.account)) return fail('Account has existed');
+        if (owner.balance < fee) return fail('Validate CreateAccountActuator error, insufficient fee.');
+        owner.balance -= fee;
+        create(c.account);
+        break;
+      case 'DelegateResourceContract': {
+        const receiver = acct(c.receiver);
+        if (!receiver) return fail(`Account [${c.receiver}] does not exist`);
+        if (c.balance > owner.lendable) return fail('delegateBalance must be less than or equal to available FreezeEnergyV2 balance');
+        if (owner.balance < fee) return fail('balance is not sufficient');
+        owner.balance -= fee;
+        owner.lendable -= c.balance;
+        receiver.delegatedIn += c.balance;
+        break;
+      }
+      case 'UnDelegateResourceContract': {
+        const receiver = acct(c.receiver)!;
+        if (receiver.delegatedIn < c.balance) return fail('insufficient delegatedFrozenBalance(Energy), request=…');
+        owner.balance -= fee;
+        owner.lendable += c.balance;
+        receiver.delegatedIn -= c.balance;
+        break;
+      }
+      case 'TriggerSmartContract': {
+        const ledger = balances.get(c.contract);
+        if (!ledger || !c.data.startsWith('a9059cbb')) return fail('No contract or not a smart contract');
+        const to = `41${c.data.slice(32, 72)}`;
+        const amount = BigInt(`0x${c.data.slice(72)}`);
+        const needed = (ledger.get(to) ?? 0n) > 0n ? USDT_ENERGY_HOLDER : USDT_ENERGY_NEW;
+        const lent = energyOf(owner.delegatedIn);
+        const burnEnergy = needed > lent ? needed - lent : 0n;
+        const burn = burnEnergy * BigInt(PARAMS.getEnergyFee);
+        owner.balance -= fee;
+        const block = mine();
+        if (burn > raw.feeLimit || burn > owner.balance) {
+          let spent = raw.feeLimit; // bigint: no Math.min
+          if (owner.balance < spent) spent = owner.balance;
+          owner.balance -= spent;
+          infos.set(txid, { id: txid, fee: fee + spent, blockNumber: block.number, receipt: { ...receipt, energy_usage_total: Number(needed), energy_fee: Number(spent), result: 'OUT_OF_ENERGY' }, result: 'FAILED', resMessage: Buffer.from('Not enough energy').toString('hex') });
+          return { ok: true };
+        }
+        if ((ledger.get(c.owner) ?? 0n) < amount) {
+          infos.set(txid, { id: txid, fee, blockNumber: block.number, receipt: { ...receipt, result: 'REVERT' }, result: 'FAILED', resMessage: Buffer.from('REVERT opcode executed').toString('hex') });
+          return { ok: true };
+        }
+        owner.balance -= burn;
+        ledger.set(c.owner, (ledger.get(c.owner) ?? 0n) - amount);
+        ledger.set(to, (ledger.get(to) ?? 0n) + amount);
+        infos.set(txid, { id: txid, fee: fee + burn, blockNumber: block.number, receipt: { ...receipt, energy_usage_total: Number(needed), energy_usage: Number(needed - burnEnergy), energy_fee: Number(burn), result: 'SUCCESS' } });
+        return { ok: true };
+      }
+    }
+    const block = mine();
+    infos.set(txid, { id: txid, fee, blockNumber: block.number, receipt: fee > 0n && !createsAccount ? { net_fee: Number(fee) } : receipt });
+    return { ok: true };
+  }
+
+  const routes: Record<string, (body: Record<string, unknown>) => unknown> = {
+    '/wallet/getchainparameters': () => ({ chainParameter: Object.entries(PARAMS).map(([key, value]) => ({ key, value })) }),
+    '/wallet/getnowblock': () => blockJson(blocks.at(-1)!),
+    '/walletsolidity/getnowblock': () => blockJson(blocks.at(-1)!),
+    '/wallet/getaccount': (b) => {
+      const a = acct(String(b.address));
+      return a ? { address: b.address, ...(a.balance > 0n ? { balance: Number(a.balance) } : {}), create_time: 1767225600000 } : {};
+    },
+    '/wallet/getaccountresource': (b) => {
+      const a = acct(String(b.address));
+      if (!a) return {};
+      const energy = energyOf(a.delegatedIn);
+      return { freeNetLimit: PARAMS.getFreeNetLimit, ...(a.freeNetUsed ? { freeNetUsed: Number(a.freeNetUsed) } : {}), ...(energy ? { EnergyLimit: Number(energy) } : {}), TotalNetLimit: 43_200_000_000, TotalNetWeight: 26_000_000_000, TotalEnergyLimit: Number(TOTAL_ENERGY_LIMIT), TotalEnergyWeight: Number(TOTAL_ENERGY_WEIGHT) };
+    },
+    '/wallet/getcandelegatedmaxsize': (b) => {
+      const a = acct(String(b.owner_address));
+      return a?.lendable ? { max_size: Number(a.lendable) } : {};
+    },
+    '/wallet/triggerconstantcontract': (b) => {
+      const ledger = balances.get(String(b.contract_address));
+      if (!ledger) return { result: { code: 'CONTRACT_VALIDATE_ERROR', message: Buffer.from('No contract or not a valid smart contract').toString('hex') } };
+      const parameter = String(b.parameter);
+      if (b.function_selector === 'balanceOf(address)') {
+        return { result: { result: true }, energy_used: 935, constant_result: [(ledger.get(`41${parameter.slice(24, 64)}`) ?? 0n).toString(16).padStart(64, '0')] };
+      }
+      const to = `41${parameter.slice(24, 64)}`;
+      return { result: { result: true }, energy_used: Number((ledger.get(to) ?? 0n) > 0n ? USDT_ENERGY_HOLDER : USDT_ENERGY_NEW), constant_result: [`${'0'.repeat(63)}1`] };
+    },
+    '/wallet/broadcasthex': (b) => {
+      const bytes = Uint8Array.from(Buffer.from(String(b.transaction), 'hex'));
+      const { raw: rawBytes, signatures } = decodeSigned(bytes);
+      const raw = decodeRaw(rawBytes);
+      const txid = createHash('sha256').update(rawBytes).digest('hex');
+      const sig = signatures[0];
+      const answer = (code: string, message: string) => ({ result: false, code, txid, message, transaction: '' });
+      if (signatures.length !== 1 || sig?.length !== 65) return answer('SIGERROR', 'Validate signature error: miss sig or contract');
+      const v = sig[64]! < 27 ? sig[64]! + 27 : sig[64]!;
+      const signer = computeAddress(SigningKey.recoverPublicKey(`0x${txid}`, { r: `0x${Buffer.from(sig.subarray(0, 32)).toString('hex')}`, s: `0x${Buffer.from(sig.subarray(32, 64)).toString('hex')}`, v }));
+      if (`41${signer.slice(2).toLowerCase()}` !== raw.contract.owner) {
+        return answer('SIGERROR', `Validate signature error: ${hex41ToTron(`41${signer.slice(2)}`)} is signed by another key than the owner's`);
+      }
+      const result = execute(raw, txid, BigInt(bytes.length) + 64n);
+      if (!result.ok) return answer(result.code, result.message);
+      accepted.push({ txid, raw, signature: sig });
+      return { result: true, code: 'SUCCESS', txid, message: '', transaction: '' };
+    },
+    '/wallet/gettransactioninfobyid': (b) => {
+      const i = infos.get(String(b.value));
+      if (!i) return {};
+      return { id: i.id, ...(i.fee ? { fee: Number(i.fee) } : {}), blockNumber: Number(i.blockNumber), blockTimeStamp: Number(clock), contractResult: [''], receipt: i.receipt, ...(i.result ? { result: i.result, resMessage: i.resMessage } : {}) };
+    },
+    '/wallet/gettransactionfrompending': () => ({}),
+  };
+  function blockJson(b: { number: bigint; id: string; timestamp: bigint }) {
+    return { blockID: b.id, block_header: { raw_data: { number: Number(b.number), txTrieRoot: '0'.repeat(64), witness_address: '41'.padEnd(42, '0'), parentHash: '0'.repeat(64), version: 32, timestamp: Number(b.timestamp) }, witness_signature: '' } };
+  }
+
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    let body = '';
+    req.on('data', (c: Buffer) => {
+      body += c.toString();
+    });
+    req.on('end', () => {
+      const path = (req.url ?? '').split('?')[0]!;
+      calls[path] = (calls[path] ?? 0) + 1;
+      const route = routes[path];
+      if (!route) {
+        res.writeHead(404).end();
+        return;
+      }
+      let answer: unknown;
+      try {
+        answer = route(body ? (JSON.parse(body) as Record<string, unknown>) : {});
+      } catch (err) {
+        answer = { Error: `class java.lang.IllegalArgumentException : ${(err as Error).message}` };
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+    });
+  });
+  const local = await listenLocal(server);
+
+  return {
+    url: local.url,
+    fund: (a, sun) => {
+      (acct(h41(a)) ?? create(h41(a))).balance += sun;
+    },
+    stake: (a, sun) => {
+      (acct(h41(a)) ?? create(h41(a))).lendable += sun;
+    },
+    mintToken: (token, a, amount) => {
+      const ledger = balances.get(h41(token))!;
+      ledger.set(h41(a), (ledger.get(h41(a)) ?? 0n) + amount);
+    },
+    trx: (a) => acct(h41(a))?.balance ?? null,
+    token: (token, a) => balances.get(h41(token))?.get(h41(a)) ?? 0n,
+    delegatedTo: (a) => acct(h41(a))?.delegatedIn ?? 0n,
+    lendable: (a) => acct(h41(a))?.lendable ?? 0n,
+    advance: (ms) => {
+      clock += ms;
+      mine();
+    },
+    info: (txid) => infos.get(txid),
+    calls,
+    accepted,
+    close: () => local.close(),
+  };
+}

@@ -1,0 +1,281 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import net from 'node:net';
+import * as ecc from '@bitcoinerlab/secp256k1';
+import { BIP32Factory } from 'bip32';
+import { computeAddress, Mnemonic, SigningKey } from 'ethers';
+import { loadConfig } from '../../src/config/load-config.ts';
+import { deriveAddresses, keyFingerprint } from '../../src/families/derive.ts';
+import { resolveChains } from '../../src/families/families.ts';
+import type { SignedSweepTx, SweepKey, SweepPlan } from '../../src/families/sweep.ts';
+import { hexToTron } from '../../src/families/tron/address.ts';
+import { tronSweepPlanner } from '../../src/families/tron/sweep-plan.ts';
+import type { TronSweepPayload } from '../../src/families/tron/sweep-payload.ts';
+import { decodeRaw, decodeSigned } from '../../src/families/tron/sweep-proto.ts';
+import { tronSweepSender, tronSweepStale } from '../../src/families/tron/sweep-send.ts';
+import { tronSweepSigner } from '../../src/families/tron/sweep-sign.ts';
+import { createLogger } from '../../src/logger.ts';
+import { startTronSweepSim, USDT_ENERGY_HOLDER, USDT_ENERGY_NEW, type TronSweepSim } from '../helpers/java-tron-sweep-sim.ts';
+
+// The Tron sweep through the family's modules against a java-tron-shaped HTTP API
+// (test/helpers/java-tron-sweep-sim.ts: signatures recovered, expiration and TaPoS checked,
+// bandwidth, account creation and energy charged by java-tron's rules): plan, sign with keys from
+// the seed as the offline machine does, broadcast in `after` order and follow to solidified.
+
+const log = createLogger('silent');
+const PHRASE = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
+const seed = () => Uint8Array.from(Buffer.from(Mnemonic.fromPhrase(PHRASE).computeSeed().slice(2), 'hex'));
+const account = BIP32Factory(ecc).fromSeed(Buffer.from(seed())).derivePath("m/44'/195'/0'");
+const XPUB = account.neutered().toBase58();
+const SOURCE = keyFingerprint(XPUB);
+const pool = deriveAddresses({ family: 'tron', testnet: false, network: 'MAINNET', xpub: XPUB, start: 0, count: 6 });
+const FEE_PAYER = hexToTron(computeAddress(`0x${Buffer.from(account.derive(1).derive(0).publicKey).toString('hex')}`));
+const COLD = hexToTron(`0x${'42'.repeat(20)}`);
+const THIEF = hexToTron(`0x${'66'.repeat(20)}`);
+const USDT = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
+
+function world(sim: TronSweepSim) {
+  const { config } = loadConfig({ env: {}, overrides: { chains: { tron: { mainnet: { rpcUrl: `${sim.url}/jsonrpc` } } }, indexer: { rpcTimeoutMs: 2000 } } });
+  return { config, network: resolveChains(config.chains).chains.tron.mainnet };
+}
+
+const planOf = (parts: Pick<SweepPlan, 'deposits' | 'skipped' | 'transactions'>, to = COLD): SweepPlan => ({
+  format: 'chaingate-sweep-plan/1',
+  id: 'test',
+  kind: 'sweep',
+  chain: 'tron',
+  family: 'tron',
+  network: 'MAINNET',
+  testnet: false,
+  to,
+  feePayer: FEE_PAYER,
+  createdAt: new Date().toISOString(),
+  ...parts,
+});
+
+const candidates = (indexes: number[]) => indexes.map((i) => ({ address: pool[i]!.address, derivationIndex: i, source: SOURCE }));
+
+function keysFor(plan: SweepPlan): Map<string, SweepKey> {
+  const s = seed();
+  const keys = new Map(plan.deposits.map((d) => [d.address, tronSweepSigner.deriveKey(s, d, plan, 50)]));
+  keys.set(FEE_PAYER, tronSweepSigner.deriveKey(s, { address: FEE_PAYER, derivationIndex: null, source: 'fee-payer' }, plan, 50));
+  return keys;
+}
+
+/** Signs with every socket and fetch blocked: the signer must not reach out. */
+function signOffline(plan: SweepPlan, keys: Map<string, SweepKey>): SignedSweepTx[] {
+  const connect = net.Socket.prototype.connect;
+  const realFetch = globalThis.fetch;
+  let dialled = 0;
+  net.Socket.prototype.connect = (() => {
+    dialled++;
+    throw new Error('the signer must not open a connection');
+  }) as typeof connect;
+  globalThis.fetch = (() => {
+    dialled++;
+    throw new Error('the signer must not fetch');
+  }) as typeof fetch;
+  try {
+    return tronSweepSigner.sign(plan, keys);
+  } finally {
+    net.Socket.prototype.connect = connect;
+    globalThis.fetch = realFetch;
+    assert.equal(dialled, 0);
+  }
+}
+
+/** What `sweep broadcast --wait` does: send each transaction once those it comes after are final. */
+async function broadcastInOrder(w: ReturnType<typeof world>, plan: SweepPlan, signed: SignedSweepTx[]) {
+  const final = new Set<string>();
+  const fees = new Map<string, bigint>();
+  for (let round = 0; final.size < signed.length; round++) {
+    assert.ok(round < 10, 'the after-chains end');
+    for (const tx of plan.transactions) {
+      if (final.has(tx.id) || tx.after.some((a) => !final.has(a))) continue;
+      const s = signed.find((x) => x.id === tx.id)!;
+      assert.deepEqual(await tronSweepSender.broadcast(w.network, w.config, s), { accepted: true }, tx.id);
+      const status = await tronSweepSender.status(w.network, w.config, s.txid);
+      assert.equal(status.state, 'final', `${tx.id}: ${status.error ?? ''}`);
+      fees.set(tx.id, BigInt(status.fee ?? '0'));
+      final.add(tx.id);
+    }
+  }
+  return fees;
+}
+
+test('tron sweep with delegated energy: TRX and USDT from deposits that never held TRX reach the cold address; signatures recover the deposits; the energy comes back', async (t) => {
+  const sim = await startTronSweepSim({ tokens: [USDT] });
+  t.after(() => sim.close());
+  const w = world(sim);
+  const [d0, d1, d2, d3, d4] = pool.map((p) => p.address);
+  sim.fund(COLD, 1_000_000n);
+  sim.fund(FEE_PAYER, 50_000_000n);
+  sim.stake(FEE_PAYER, 100_000_000_000n); // 100,000 TRX staked for energy (≈ 9.5 energy a TRX at mainnet's totals), lendable
+  // 0: TRX only; 1, 2: USDT only (accounts that do not exist); 3: USDT and TRX; 4: never paid.
+  sim.fund(d0!, 12_345_678n);
+  sim.mintToken(USDT, d1!, 25_000_000n);
+  sim.mintToken(USDT, d2!, 7_500_000n);
+  sim.mintToken(USDT, d3!, 1_000_000n);
+  sim.fund(d3!, 2_000_000n);
+
+  const parts = await tronSweepPlanner.plan({ network: w.network, config: w.config, log, candidates: candidates([0, 1, 2, 3, 4]), to: COLD, feePayer: FEE_PAYER, min: {} });
+  const plan = planOf(parts);
+  assert.deepEqual(plan.skipped, [{ address: d4, reason: 'holds nothing' }]);
+  // Deposit 3's two transactions pass its 600 free bandwidth points: its TRX transfer burns its bytes at 1,000 sun.
+  const d3Burn = BigInt((plan.transactions.at(-1)!.payload as TronSweepPayload).bandwidth) * 1000n;
+  assert.deepEqual(plan.deposits.map((d) => [d.derivationIndex, d.moves.map((m) => `${m.amount} ${m.symbol}`), d.fee]), [
+    [0, ['12345678 TRX'], '0'],
+    [1, ['25000000 USDT'], '0'],
+    [2, ['7500000 USDT'], '0'],
+    [3, ['1000000 USDT', `${2_000_000n - d3Burn} TRX`], d3Burn.toString()],
+  ]);
+  const kinds = plan.transactions.map((tx) => `${(tx.payload as TronSweepPayload).kind}${tx.after.length ? `<${tx.after.join('+')}` : ''}`);
+  assert.deepEqual(kinds, [
+    'trx',
+    'activate',
+    'delegate<tx-1',
+    'token<tx-2',
+    'undelegate<tx-3',
+    'activate',
+    'delegate<tx-5',
+    'token<tx-6',
+    'undelegate<tx-7',
+    'delegate',
+    'token<tx-9',
+    'undelegate<tx-10',
+    'trx<tx-10',
+  ]);
+
+  const keys = keysFor(plan);
+  const signed = signOffline(plan, keys);
+  // Each signature recovers its transaction's owner over sha256(raw_data), and the signed raw_data is the planned one.
+  for (const [i, s] of signed.entries()) {
+    const { raw, signatures } = decodeSigned(Uint8Array.from(Buffer.from(s.raw, 'hex')));
+    assert.equal(s.txid, createHash('sha256').update(raw).digest('hex'));
+    assert.equal(Buffer.from(raw).toString('hex'), (plan.transactions[i]!.payload as TronSweepPayload).rawData);
+    const sig = signatures[0]!;
+    const signer = computeAddress(SigningKey.recoverPublicKey(`0x${s.txid}`, { r: `0x${Buffer.from(sig.subarray(0, 32)).toString('hex')}`, s: `0x${Buffer.from(sig.subarray(32, 64)).toString('hex')}`, v: sig[64]! }));
+    assert.equal(hexToTron(signer), plan.transactions[i]!.signers[0]);
+    assert.equal(decodeRaw(raw).contract.owner.slice(2), signer.slice(2).toLowerCase());
+  }
+
+  assert.equal(await tronSweepStale(w.network, w.config, plan), null);
+  const fees = await broadcastInOrder(w, plan, signed);
+  assert.equal(sim.token(USDT, COLD), 33_500_000n);
+  assert.equal(sim.trx(COLD), 1_000_000n + 12_345_678n + 2_000_000n - d3Burn);
+  for (const d of [d0, d1, d2, d3]) {
+    assert.equal(sim.token(USDT, d!), 0n);
+    assert.equal(sim.trx(d!), 0n, 'no deposit keeps a sun');
+    assert.equal(sim.delegatedTo(d!), 0n, 'the energy was taken back');
+  }
+  assert.equal(sim.lendable(FEE_PAYER), 100_000_000_000n);
+  const payerSpent = 50_000_000n - sim.trx(FEE_PAYER)!;
+  assert.equal(payerSpent, 2n * 1_100_000n + [...fees.entries()].filter(([id]) => /delegate|undelegate/.test(kinds[Number(id.slice(3))]!)).reduce((s, [, f]) => s + f, 0n));
+  const depositFees = [...fees.entries()].filter(([id]) => /^(trx|token)/.test(kinds[Number(id.slice(3))]!)).reduce((s, [, f]) => s + f, 0n);
+  assert.equal(depositFees, d3Burn, 'the deposits burned nothing but deposit 3\'s second transaction\'s bandwidth: lent energy, free points');
+  const bandwidth = plan.transactions.map((tx) => `${(tx.payload as TronSweepPayload).kind} ${(tx.payload as TronSweepPayload).bandwidth}`);
+  t.diagnostic(`fee payer spent ${payerSpent} sun (2 accounts created at 1.1 TRX, its own bandwidth burned past 600 free points); bandwidth per transaction: ${bandwidth.join(', ')}`);
+
+  // Broadcasting again sends nothing: the node knows every transaction.
+  const sends = sim.calls['/wallet/broadcasthex'] ?? 0;
+  for (const s of signed) assert.deepEqual(await tronSweepSender.broadcast(w.network, w.config, s), { accepted: true });
+  assert.equal(sim.calls['/wallet/broadcasthex'] ?? 0, sends, 'never sent twice');
+});
+
+test('tron sweep by TRX top-up when the fee payer has no stake: the energy burns from the top-up; the energy figures are USDT mainnet\'s', async (t) => {
+  const sim = await startTronSweepSim({ tokens: [USDT] });
+  t.after(() => sim.close());
+  const w = world(sim);
+  const [, d1, d2] = pool.map((p) => p.address);
+  sim.fund(COLD, 1_000_000n);
+  sim.fund(FEE_PAYER, 100_000_000n);
+  sim.mintToken(USDT, d1!, 25_000_000n);
+  sim.mintToken(USDT, d2!, 5_000_000n);
+  const plan = planOf(await tronSweepPlanner.plan({ network: w.network, config: w.config, log, candidates: candidates([1, 2]), to: COLD, feePayer: FEE_PAYER, min: {} }));
+  assert.deepEqual(plan.transactions.map((tx) => (tx.payload as TronSweepPayload).kind), ['top-up', 'token', 'top-up', 'token']);
+  const energies = plan.transactions.filter((tx) => (tx.payload as TronSweepPayload).kind === 'token').map((tx) => BigInt((tx.payload as TronSweepPayload).energy));
+  assert.deepEqual(energies, [USDT_ENERGY_NEW, USDT_ENERGY_NEW], 'the cold address holds no USDT when planning');
+  const fees = await broadcastInOrder(w, plan, signOffline(plan, keysFor(plan)));
+  assert.equal(sim.token(USDT, COLD), 30_000_000n);
+  const burned = [...fees.values()];
+  // The first transfer creates the cold address's USDT balance (130,285 energy); the second finds it (64,285).
+  assert.equal(sim.info(signOffline(plan, keysFor(plan))[1]!.txid)?.receipt.energy_usage_total, Number(USDT_ENERGY_NEW));
+  const left = [d1, d2].map((d) => sim.trx(d!)!);
+  t.diagnostic(`top-up sweep: fees per transaction ${burned.join(', ')} sun (energy at 100 sun); left on the deposits for the next plan: ${left.join(', ')} sun`);
+  assert.equal(left[0], (USDT_ENERGY_NEW * 120n) / 100n * 100n - USDT_ENERGY_NEW * 100n, 'the 20 % margin stays on the deposit');
+  assert.equal(left[1], (USDT_ENERGY_NEW * 120n) / 100n * 100n - USDT_ENERGY_HOLDER * 100n);
+  // A later plan sweeps what the top-ups left; the same day, the token transfer has used 345 of the
+  // 600 free points, so the TRX transfer burns its bytes at 1,000 sun.
+  const again = planOf(await tronSweepPlanner.plan({ network: w.network, config: w.config, log, candidates: candidates([1, 2]), to: COLD, feePayer: null, min: {} }));
+  const burn = BigInt((again.transactions[0]!.payload as TronSweepPayload).bandwidth) * 1000n;
+  assert.deepEqual(again.deposits.map((d) => [d.moves.map((m) => `${m.amount} ${m.symbol}`), d.fee]), left.map((l) => [[`${l - burn} TRX`], burn.toString()]));
+});
+
+test('tron signer refuses a tampered destination, a foreign top-up and a wrong seed; an expired plan is refused by signer and broadcast, nothing sent', async (t) => {
+  const sim = await startTronSweepSim({ tokens: [USDT] });
+  t.after(() => sim.close());
+  const w = world(sim);
+  const [d0, d1] = pool.map((p) => p.address);
+  sim.fund(COLD, 1_000_000n);
+  sim.fund(FEE_PAYER, 100_000_000n);
+  sim.fund(d0!, 5_000_000n);
+  sim.mintToken(USDT, d1!, 9_000_000n);
+  const parts = await tronSweepPlanner.plan({ network: w.network, config: w.config, log, candidates: candidates([0, 1]), to: COLD, feePayer: FEE_PAYER, min: {} });
+  const plan = planOf(parts);
+  const keys = keysFor(plan);
+
+  await assert.rejects(tronSweepPlanner.plan({ network: w.network, config: w.config, log, candidates: candidates([1]), to: COLD, feePayer: null, min: {} }), /needs --fee-payer/);
+  // The summary's destination changed by hand: the transactions still pay the old one.
+  assert.throws(() => tronSweepSigner.sign({ ...plan, to: THIEF }, keys), /not the plan's destination/);
+  // A plan built for the thief, spliced under the honest summary.
+  sim.fund(THIEF, 1_000_000n);
+  const evil = planOf(await tronSweepPlanner.plan({ network: w.network, config: w.config, log, candidates: candidates([0, 1]), to: THIEF, feePayer: FEE_PAYER, min: {} }), THIEF);
+  const spliced = { ...plan, transactions: plan.transactions.map((tx, i) => ({ ...tx, payload: evil.transactions[i]!.payload })) };
+  assert.throws(() => tronSweepSigner.sign(spliced, keys), /pays T\w+, not the plan's destination/);
+  // A top-up larger than the transfer after it may burn (the fee payer's TRX drained to a deposit).
+  const topUp = plan.transactions.find((tx) => (tx.payload as TronSweepPayload).kind === 'top-up')!;
+  const raw = decodeRaw(Buffer.from((topUp.payload as TronSweepPayload).rawData, 'hex'));
+  const { encodeRaw } = await import('../../src/families/tron/sweep-proto.ts');
+  const big = encodeRaw({ ...raw, contract: { ...raw.contract, amount: 90_000_000n } as typeof raw.contract });
+  const drained = { ...plan, transactions: plan.transactions.map((tx) => (tx.id === topUp.id ? { ...tx, payload: { ...(tx.payload as object), rawData: Buffer.from(big).toString('hex') } } : tx)) };
+  assert.throws(() => tronSweepSigner.sign(drained, keys), /a top-up of 90000000 sun, more than/);
+  // Amounts that differ from the summary.
+  const inflated = { ...plan, deposits: plan.deposits.map((d) => ({ ...d, moves: d.moves.map((m) => ({ ...m, amount: '1' })) })) };
+  assert.throws(() => tronSweepSigner.sign(inflated, keys), /the summary shows 1: refused/);
+  // A seed that is not the pool's.
+  const other = Uint8Array.from(Buffer.from(Mnemonic.fromPhrase('legal winner thank year wave sausage worth useful legal winner thank yellow').computeSeed().slice(2), 'hex'));
+  assert.throws(() => tronSweepSigner.deriveKey(other, plan.deposits[0]!, plan, 20), /no account m\/44'\/195'\/N'/);
+
+  // Signed, then held for more than 24 hours: the node's head passes the expiration.
+  const signed = tronSweepSigner.sign(plan, keys);
+  sim.advance(25n * 3_600_000n);
+  assert.match((await tronSweepStale(w.network, w.config, plan)) ?? '', /expired .* plan again/);
+  const sends = sim.calls['/wallet/broadcasthex'] ?? 0;
+  const answer = await tronSweepSender.broadcast(w.network, w.config, signed[0]!);
+  assert.equal(answer.accepted, false);
+  assert.match((answer as { error: string }).error, /expired .*nothing was sent; run sweep plan again/);
+  assert.equal(sim.calls['/wallet/broadcasthex'] ?? 0, sends);
+  assert.throws(() => tronSweepSigner.signAt(plan, keys, Date.now() + 25 * 3_600_000), /the plan expired .* plan again/);
+
+  // A node's refusal comes back with its code and message: a signature by another key.
+  const forged = signed[0]!;
+  const { raw: rawBytes } = decodeSigned(Buffer.from(forged.raw, 'hex'));
+  const wrongKey = keys.get(d1!)!;
+  const { signDigest } = await import('../../src/families/tron/sweep-sign.ts');
+  const { encodeSigned } = await import('../../src/families/tron/sweep-proto.ts');
+  const sim2 = await startTronSweepSim({ tokens: [USDT] });
+  t.after(() => sim2.close());
+  const w2 = world(sim2);
+  sim2.fund(d0!, 5_000_000n);
+  const fresh = planOf(await tronSweepPlanner.plan({ network: w2.network, config: w2.config, log, candidates: candidates([0]), to: COLD, feePayer: null, min: {} }).catch(() => ({ deposits: [], skipped: [], transactions: [] })));
+  assert.equal(fresh.transactions.length, 0, 'a cold address without an account is refused for TRX moves');
+  sim2.fund(COLD, 1n);
+  const ok = planOf(await tronSweepPlanner.plan({ network: w2.network, config: w2.config, log, candidates: candidates([0]), to: COLD, feePayer: null, min: {} }));
+  const okRaw = Buffer.from((ok.transactions[0]!.payload as TronSweepPayload).rawData, 'hex');
+  const badSig = { id: 'tx-0', txid: createHash('sha256').update(okRaw).digest('hex'), raw: Buffer.from(encodeSigned(okRaw, [signDigest(createHash('sha256').update(okRaw).digest('hex'), wrongKey.privateKey)])).toString('hex') };
+  const refused = await tronSweepSender.broadcast(w2.network, w2.config, badSig);
+  assert.equal(refused.accepted, false);
+  assert.match((refused as { error: string }).error, /^SIGERROR: Validate signature error/);
+  assert.ok(rawBytes.length > 0);
+});
