@@ -1,6 +1,7 @@
 import { GatewayError } from '../domain/errors.ts';
 import type { Executor } from '../db/executor.ts';
-import { claimKey, completeKey, existingKey, isUniqueViolation, StaleMerchantError, type ClaimInput } from '../db/idempotency.ts';
+import { completeKey } from '../db/lifecycle.ts';
+import { claimKey, existingKey, isUniqueViolation, StaleMerchantError, type ClaimInput } from '../db/idempotency.ts';
 import type { Database } from '../db/orm.ts';
 
 // The merchant gateway's idempotent write (spec rule 4), the one protocol every write route uses:

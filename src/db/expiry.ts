@@ -6,7 +6,7 @@ import { Invoice } from './entities/invoice.entity.ts';
 import { Payment } from './entities/payment.entity.ts';
 import type { Database } from './orm.ts';
 import { inTransaction } from './transaction.ts';
-import { applyInvoiceFact, applyPaymentFact } from './transitions.ts';
+import { applyInvoiceFact, applyPaymentFact } from './lifecycle.ts';
 
 // Expiry (docs/expiry.md): enforced lazily whenever an invoice or payment is acted on, and by a
 // scheduled sweep so that polling shows the truth too.

@@ -43,7 +43,6 @@ const CLAIM_SQL = {
   postgresql: `insert into idempotency_record (id, merchant_id, key, fingerprint, state, status_code, response_body, created_at, expires_at)
     select ?, ?, ?, ?, 'IN_FLIGHT', null, null, ?, ? where exists (select 1 from merchant_point where id = ? and version = ? and active = true)`,
 };
-const COMPLETE_SQL = `update idempotency_record set state = 'COMPLETED', status_code = ?, response_body = ? where id = ?`;
 
 function claimParams(input: ClaimInput, id: string, now: Date): SqlValue[] {
   return [id, input.merchantId, input.key, input.fingerprint, now, new Date(now.getTime() + input.ttlMs), input.merchantId, input.merchantVersion];
@@ -51,7 +50,7 @@ function claimParams(input: ClaimInput, id: string, now: Date): SqlValue[] {
 
 /**
  * Claims the key inside the write's transaction, the one that also does the work and stores the
- * answer (completeKey): the key is absent (nothing happened, a crash rolled it all back) or
+ * answer (completeKey, src/db/lifecycle.ts): the key is absent (nothing happened, a crash rolled it all back) or
  * completed (replayable), never executed and retryable. A concurrent identical request meets the
  * unique index, then finds the key completed and replays it.
  * Throws a unique violation when the key exists (the caller reads it after rolling back, and an
@@ -61,10 +60,6 @@ export async function claimKey(x: Executor, input: ClaimInput, now = new Date())
   const id = newTimeOrderedId(now.getTime());
   if ((await x.run(CLAIM_SQL[x.dialect], claimParams(input, id, now))) === 0) throw new StaleMerchantError('merchant point changed since it was cached');
   return id;
-}
-
-export async function completeKey(x: Executor, id: string, statusCode: number, body: string): Promise<void> {
-  await x.run(COMPLETE_SQL, [statusCode, body, id]);
 }
 
 interface KeyRow {

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/sql';
 import { GatewayError } from '../domain/errors.ts';
 import { Invoice } from './entities/invoice.entity.ts';
 import { Payment } from './entities/payment.entity.ts';
-import { applyInvoiceFact } from './transitions.ts';
+import { applyInvoiceFact } from './lifecycle.ts';
 import { applyExpiry, expiryDue } from './expiry.ts';
 import type { Database } from './orm.ts';
 import { nextReference } from './reference-ids.ts';

@@ -1,9 +1,8 @@
 import { GatewayError } from '../domain/errors.ts';
-import { INVOICE_TRANSITIONS, LIVE_PAYMENT_STATUSES } from '../domain/lifecycle.ts';
 import type { Executor, SqlValue } from './executor.ts';
 import type { BuyerPayment, PaymentTerms } from './payments.ts';
 import { nextReference } from './reference-ids.ts';
-import { leaseAddress } from './wallet-pool.ts';
+import { checkOutInvoice, leasePoolAddress } from './lifecycle.ts';
 
 // A checkout's writes in hand-written SQL (docs/performance.md): the claim of the invoice, the lease
 // of a deposit address, the day's reference number and the payment row, in one write
@@ -32,13 +31,6 @@ export interface OpenedPayment extends BuyerPayment {
   receivedAmount: string;
 }
 
-/**
- * OPEN -> PAYMENT_PENDING, only while the invoice is within its expiresAt and has no live payment:
- * the claim and the one-live-payment rule in one conditional statement, the first write.
- */
-const CLAIM_SQL = `update invoice set status = '${INVOICE_TRANSITIONS.checkedOut.to}', updated_at = ?
-  where id = ? and status in (${INVOICE_TRANSITIONS.checkedOut.from.map((s) => `'${s}'`).join(', ')}) and expires_at > ?
-    and not exists (select 1 from payment where invoice_id = ? and status in (${LIVE_PAYMENT_STATUSES.map((s) => `'${s}'`).join(', ')}))`;
 
 const INSERT_SQL = `insert into payment (id, reference_id, invoice_id, merchant_id, status, payment_type, method, blockchain, network, is_testnet,
     crypto_currency, decimals, token_address, amount, expected_amount, received_amount, address, confirmations, required_confirmations,
@@ -47,10 +39,6 @@ const INSERT_SQL = `insert into payment (id, reference_id, invoice_id, merchant_
 
 const notClaimed = () => new GatewayError('INVOICE_NOT_AVAILABLE', 'Invoice was claimed by another checkout or is no longer open');
 const noWallet = (plan: PaymentPlan) => new GatewayError('NO_AVAILABLE_WALLET', `No free deposit address for ${plan.blockchain} (${plan.network}); try later`);
-
-function claimParams(plan: PaymentPlan): SqlValue[] {
-  return [plan.now, plan.invoiceId, plan.now, plan.invoiceId];
-}
 
 function insertParams(plan: PaymentPlan, referenceId: string, address: string): SqlValue[] {
   return [
@@ -91,10 +79,10 @@ function opened(plan: PaymentPlan, referenceId: string, address: string): Opened
 
 /** The checkout's writes inside the write's transaction (rolled back with it on any error). */
 export async function openPayment(x: Executor, plan: PaymentPlan): Promise<OpenedPayment> {
-  if ((await x.run(CLAIM_SQL, claimParams(plan))) === 0) throw notClaimed();
+  if (!(await checkOutInvoice(x, plan.invoiceId, plan.now))) throw notClaimed();
   let address = plan.treasury;
   if (address === null) {
-    const leased = await leaseAddress(x, { chain: plan.blockchain, isTestnet: plan.isTestnet }, plan.id, plan.now);
+    const leased = await leasePoolAddress(x, { chain: plan.blockchain, isTestnet: plan.isTestnet }, plan.id, plan.now);
     if (!leased) throw noWallet(plan);
     address = leased.address;
   }

@@ -1,13 +1,10 @@
 import type { EntityManager } from '@mikro-orm/sql';
-import { evaluateDepth, IN_FLIGHT_PAYMENT_STATUSES, INVOICE_TRANSITIONS, PAYMENT_TRANSITIONS } from '../domain/lifecycle.ts';
+import { evaluateDepth, IN_FLIGHT_PAYMENT_STATUSES, } from '../domain/lifecycle.ts';
 import { formatUnits } from '../domain/money.ts';
-import { invoiceView } from '../domain/views.ts';
-import { Invoice } from './entities/invoice.entity.ts';
 import { ObservedTransfer } from './entities/observed-transfer.entity.ts';
 import { Payment } from './entities/payment.entity.ts';
-import { recordEvent } from './events.ts';
 import { applyExpiry } from './expiry.ts';
-import { amountDifference, applyInvoiceFact, applyPaymentFact, emitPaymentEvent } from './transitions.ts';
+import { amountDifference, applyInvoiceFact, applyPaymentFact, settlePayment } from './lifecycle.ts';
 
 // Applies the lifecycle of src/domain/lifecycle.ts to stored payments and invoices. Every change is
 // a conditional update on the transition's `from` statuses, inside the caller's transaction, with
@@ -78,7 +75,7 @@ export async function applyDepth(em: EntityManager, payment: Payment, ctx: Depth
       // The payment became CONFIRMING at its credit block, with one confirmation.
       await applyPaymentFact(em, payment, 'deepened', await ctx.timeOf(blockNumber), { confirmations: 1 });
     } else if (step === 'settled') {
-      await settle(em, payment, await ctx.timeOf(outcome.settledAt!));
+      await settlePayment(em, payment, await ctx.timeOf(outcome.settledAt!));
     }
   }
   if (payment.status !== 'COMPLETED' && payment.confirmations !== outcome.confirmations) {
@@ -87,27 +84,6 @@ export async function applyDepth(em: EntityManager, payment: Payment, ctx: Depth
   }
 }
 
-/**
- * COMPLETED at the time the required depth was reached; the invoice PAID (money outranks the clock:
- * also from OPEN or EXPIRED). payment.completed carries the invoice stub as PAID, then invoice.paid.
- */
-async function settle(em: EntityManager, payment: Payment, at: Date): Promise<void> {
-  const t = PAYMENT_TRANSITIONS.settled;
-  const changed = await em.nativeUpdate(
-    Payment,
-    { id: payment.id, status: { $in: [...t.from] } },
-    { status: t.to, confirmations: payment.requiredConfirmations, completedAt: at, updatedAt: new Date() },
-  );
-  if (changed === 0) return;
-  await em.refresh(payment);
-  const p = INVOICE_TRANSITIONS.paid;
-  const paid = await em.nativeUpdate(Invoice, { id: payment.invoice.id, status: { $in: [...p.from] } }, { status: p.to, paidAt: at, updatedAt: new Date() });
-  await emitPaymentEvent(em, payment, t.event, at);
-  if (paid) {
-    const invoice = await em.findOneOrFail(Invoice, { id: payment.invoice.id }, { refresh: true });
-    await recordEvent(em, { merchantId: invoice.merchant.id, type: p.event, invoiceId: invoice.id, paymentId: payment.id, data: { invoice: invoiceView(invoice) } }, at);
-  }
-}
 
 /** A reverted transaction: FAILED with metadata.failure_reason; the invoice reopens if it has not expired. */
 export async function failPayment(em: EntityManager, paymentId: string, reason: string, at: Date): Promise<void> {

@@ -1,11 +1,11 @@
 import type { EntityManager } from '@mikro-orm/sql';
 import { isLivePayment } from '../domain/lifecycle.ts';
-import { SWEEP_TRANSITIONS, type SweepFact, type SweepTxStatus } from '../domain/sweep-lifecycle.ts';
+import type { SweepTxStatus } from '../domain/sweep-lifecycle.ts';
 import { SweepPlan } from './entities/sweep-plan.entity.ts';
 import { SweepTx } from './entities/sweep-tx.entity.ts';
 
 // Every statement sweeps need (docs/sweeps.md), in one place: which pool addresses a plan may
-// empty, the plans and their transactions, and the one writer of a sweep transaction's status.
+// empty, the plans and their transactions (their status is written by src/db/lifecycle.ts).
 
 export interface PoolRef {
   chain: string;
@@ -134,29 +134,6 @@ export async function recordSignedTxs(em: EntityManager, txs: SignedTxRecord[]):
   });
 }
 
-/**
- * The one writer of a sweep transaction's status: moves it by a fact if its status allows
- * (`where status in (from)`), with the fields that go with the fact. Returns whether it moved.
- */
-export async function applySweepFact(
-  em: EntityManager,
-  id: string,
-  fact: SweepFact,
-  fields: { error?: string | null; fee?: string; attempted?: boolean } = {},
-): Promise<boolean> {
-  const t = SWEEP_TRANSITIONS[fact];
-  const now = new Date();
-  const set: Record<string, unknown> = { status: t.to, updatedAt: now };
-  if (fields.error !== undefined) set.error = fields.error === null ? null : fields.error.slice(0, 500);
-  if (fields.fee !== undefined) set.fee = fields.fee;
-  if (fact === 'accepted') set.sentAt = now;
-  if (fact === 'finalized') set.finalAt = now;
-  const changed = await em.nativeUpdate(SweepTx, { id, status: { $in: [...t.from] } }, set);
-  if (changed > 0 && fields.attempted) {
-    await em.execute('update sweep_tx set attempts = attempts + 1 where id = ?', [id]);
-  }
-  return changed > 0;
-}
 
 export async function txsOfPlan(em: EntityManager, planId: string): Promise<SweepTx[]> {
   return em.find(SweepTx, { planId }, { orderBy: { txKey: 'asc' }, refresh: true });

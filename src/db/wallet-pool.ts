@@ -1,31 +1,10 @@
 import { QueryOrder } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/sql';
 import { WalletAddress, type WalletStatus } from './entities/wallet-address.entity.ts';
-import type { Executor } from './executor.ts';
 import type { Database } from './orm.ts';
 import { readRow } from './raw-sql.ts';
 import { newId } from '../domain/ids.ts';
 
-export interface LeasedAddress {
-  id: string;
-  address: string;
-}
-
-/**
- * Takes one free address of a pool for a payment, atomically, for good. On PostgreSQL the candidate
- * row is locked with SKIP LOCKED so concurrent leases pick different rows instead of waiting and
- * then missing; on SQLite the caller's transaction already holds the write lock. Null when empty.
- */
-export async function leaseAddress(x: Executor, pool: { chain: string; isTestnet: boolean }, paymentId: string, now: Date): Promise<LeasedAddress | null> {
-  const row = await x.get<LeasedAddress>(LEASE_SQL[x.dialect], [paymentId, now, pool.chain, pool.isTestnet]);
-  return row ? { id: row.id, address: row.address } : null;
-}
-
-const leaseSql = (lock: string) => `update wallet_address set status = 'LEASED', payment_id = ?, leased_at = ?
-     where id = (select id from wallet_address where chain = ? and is_testnet = ? and status = 'FREE'
-                 order by derivation_index, created_at, id limit 1${lock})
-     returning id, address`;
-const LEASE_SQL = { sqlite: leaseSql(''), postgresql: leaseSql(' for update skip locked') };
 
 /**
  * Free addresses of a pool, counted up to `limit` (the low-water mark): whether a pool runs low

@@ -136,6 +136,39 @@ export function evaluateDepth(input: DepthInput): DepthOutcome {
 export const TRANSFER_STATUSES = ['CREDITED', 'UNMATCHED', 'LATE', 'EXTRA', 'NOT_CREDITED', 'REORGED', 'REVERTED'] as const;
 export type TransferStatus = (typeof TRANSFER_STATUSES)[number];
 
+/**
+ * An observed transfer is written once with its classification (classifyTransfer); the one move is
+ * reorged: its block left the canonical chain. A transfer seen again in the new chain is a new
+ * classification of the same row (the ledger re-records it), never a move out of REORGED here.
+ */
+export const TRANSFER_TRANSITIONS = {
+  reorged: { from: ['CREDITED', 'UNMATCHED', 'LATE', 'EXTRA', 'NOT_CREDITED', 'REVERTED'], to: 'REORGED', event: null },
+} as const satisfies Record<string, Transition<TransferStatus, never>>;
+
+export type PoolAddressStatus = 'FREE' | 'LEASED';
+/** A pool address is leased once, to one payment, for good (docs/wallets.md): nothing moves it back. */
+export const POOL_TRANSITIONS = {
+  leased: { from: ['FREE'], to: 'LEASED', event: null },
+} as const satisfies Record<string, Transition<PoolAddressStatus, never>>;
+
+export type DeliveryStatus = 'PENDING' | 'DELIVERED' | 'FAILED';
+/**
+ * A webhook delivery: each attempt leaves it PENDING (retried later), DELIVERED (a 2xx) or FAILED
+ * (out of attempts). A replay is a new delivery of the same event, never a move back.
+ */
+export const DELIVERY_TRANSITIONS = {
+  retried: { from: ['PENDING'], to: 'PENDING', event: null },
+  delivered: { from: ['PENDING'], to: 'DELIVERED', event: null },
+  gaveUp: { from: ['PENDING'], to: 'FAILED', event: null },
+} as const satisfies Record<string, Transition<DeliveryStatus, never>>;
+export type DeliveryFact = keyof typeof DELIVERY_TRANSITIONS;
+
+export type KeyStatus = 'IN_FLIGHT' | 'COMPLETED';
+/** An Idempotency-Key is claimed IN_FLIGHT and completed with its answer in the same transaction. */
+export const KEY_TRANSITIONS = {
+  completed: { from: ['IN_FLIGHT'], to: 'COMPLETED', event: null },
+} as const satisfies Record<string, Transition<KeyStatus, never>>;
+
 export interface TransferFacts {
   /** Token contract; null for the native coin. */
   token: string | null;

@@ -6,7 +6,7 @@ import { Payment } from '../db/entities/payment.entity.ts';
 import type { Database } from '../db/orm.ts';
 import { applyDepth, failPayment, recomputeCredit, type DepthContext } from '../db/payment-transitions.ts';
 import { inTransaction } from '../db/transaction.ts';
-import { emitPaymentEvent } from '../db/transitions.ts';
+import { emitPaymentEvent, markReorged } from '../db/lifecycle.ts';
 import { classifyTransfer, IN_FLIGHT_PAYMENT_STATUSES, isInFlight, type Classification } from '../domain/lifecycle.ts';
 import { formatUnits } from '../domain/money.ts';
 import type { BlockRef, SeenTransfer } from '../families/source.ts';
@@ -203,10 +203,7 @@ async function dropClaimsOffChain(em: EntityManager, key: ChainKey, range: Range
   // Only heights whose block this range holds: a reader that skips heights (skipped slots, per-address reads) says nothing of the others.
   const stale = rows.filter((r) => canonical.has(r.blockNumber) && canonical.get(r.blockNumber) !== r.blockHash);
   const payments = new Set(stale.filter((r) => r.status === 'CREDITED' && r.paymentId).map((r) => r.paymentId!));
-  for (const r of stale) {
-    r.status = 'REORGED';
-    r.note = `block ${r.blockNumber} ${r.blockHash.slice(0, 18)}… is not in the canonical chain`;
-  }
+  markReorged(stale, (r) => `block ${r.blockNumber} ${r.blockHash.slice(0, 18)}… is not in the canonical chain`);
   await em.flush();
   const at = range.blocks[0] ? blockTimeDate(range.blocks[0].timestamp) : new Date();
   for (const id of payments) await recomputeCredit(em, id, at);
@@ -247,10 +244,7 @@ export async function rollbackTo(db: Database, key: ChainKey, fork: BlockRef): P
         throw new DeepReorgError(`reorg below block ${fork.number} removes funds of COMPLETED payment ${id}: deeper than the required confirmations`);
       }
     }
-    for (const t of dropped) {
-      t.status = 'REORGED';
-      t.note = `block ${t.blockNumber} left the canonical chain`;
-    }
+    markReorged(dropped, (t) => `block ${t.blockNumber} left the canonical chain`);
     await em.flush();
     const at = blockTimeDate(fork.timestamp);
     for (const id of payments) await recomputeCredit(em, id, at);

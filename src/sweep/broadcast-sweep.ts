@@ -1,6 +1,7 @@
 import type { Common } from '../common.ts';
 import type { SweepTx } from '../db/entities/sweep-tx.entity.ts';
-import { applySweepFact, findPlan, recordSignedTxs, txsOfPlan } from '../db/sweeps.ts';
+import { applySweepFact } from '../db/lifecycle.ts';
+import { findPlan, recordSignedTxs, txsOfPlan } from '../db/sweeps.ts';
 import { UsageError } from '../domain/errors.ts';
 import type { FamilySweepSender, SignedSweep, SweepPlan } from '../families/sweep.ts';
 import { checkPlan, readPlanFile, readSignedFile } from './plan-file.ts';

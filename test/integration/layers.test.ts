@@ -96,3 +96,59 @@ function circles(files: string[]): string[][] {
 test('no import circles', () => {
   assert.deepEqual(circles(sources(SRC).filter((f) => !f.endsWith('.test.ts'))), []);
 });
+
+/** The arguments of each call of `name(` in `text`, split at their top level. */
+function callArguments(text: string, name: string): string[][] {
+  const calls: string[][] = [];
+  for (let at = text.indexOf(`${name}(`); at !== -1; at = text.indexOf(`${name}(`, at + 1)) {
+    const args: string[] = [];
+    let depth = 0;
+    let start = at + name.length + 1;
+    for (let i = start; i < text.length; i++) {
+      const c = text[i]!;
+      if ('([{'.includes(c)) depth++;
+      else if (')]}'.includes(c)) {
+        if (depth === 0) {
+          args.push(text.slice(start, i));
+          break;
+        }
+        depth--;
+      } else if (c === ',' && depth === 0) {
+        args.push(text.slice(start, i));
+        start = i + 1;
+      }
+    }
+    calls.push(args);
+  }
+  return calls;
+}
+
+/** Where a file writes a status or state column: SQL `update … set status =`, an ORM nativeUpdate setting one, an entity's `.status =`. */
+function statusWrites(text: string): string[] {
+  const found: string[] = [];
+  for (const m of text.matchAll(/update\s+(\w+)\s+set\s+([\s\S]*?)(?:\bwhere\b|`|$)/gi)) {
+    if (/\b(status|state)\s*=/.test(m[2]!)) found.push(`SQL update of ${m[1]}`);
+  }
+  for (const args of callArguments(text, 'nativeUpdate')) {
+    if (args[2] !== undefined && /\b(status|state)\s*:/.test(args[2])) found.push(`nativeUpdate(${args[0]!.trim()}, …)`);
+  }
+  // A JavaScript assignment statement (ends its line with `;`), not an SQL alias compared in a WHERE clause.
+  for (const m of text.matchAll(/\b(\w+)\.(status|state)\s*=(?!=)[^\n`]*;\s*$/gm)) {
+    if (m[1] !== 'this' && m[1] !== 'where') found.push(`${m[1]}.${m[2]} =`);
+  }
+  return found;
+}
+
+test('only src/db/lifecycle.ts writes a status (payments, invoices, pool, transfers, deliveries, keys, sweeps)', () => {
+  const offending = sources(SRC)
+    .filter((f) => !f.endsWith('.test.ts') && relative(SRC, f) !== 'db/lifecycle.ts')
+    .flatMap((f) => statusWrites(readFileSync(f, 'utf8')).map((w) => `${relative(SRC, f)}: ${w}`));
+  assert.deepEqual(offending, []);
+  // The check itself finds each kind of write.
+  assert.equal(statusWrites("`update invoice set status = 'PAID' where id = ?`").length, 1);
+  assert.equal(statusWrites("`update payment set confirmations = ? where status = 'PENDING'`").length, 0);
+  assert.equal(statusWrites("em.nativeUpdate(Payment, { id, status: 'PENDING' }, { status: 'FAILED' })").length, 1);
+  assert.equal(statusWrites("em.nativeUpdate(Payment, { id, status: 'PENDING' }, { confirmations: 2 })").length, 0);
+  assert.equal(statusWrites("t.status = 'REORGED';").length, 1);
+  assert.equal(statusWrites("`select 1 from payment p where p.status = 'PENDING'\n  and p.id = ?`").length, 0);
+});

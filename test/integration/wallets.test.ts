@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { HDNodeWallet, Mnemonic } from 'ethers';
 import { openDatabase } from '../../src/db/orm.ts';
 import { inTransaction } from '../../src/db/transaction.ts';
-import { addToPool, leaseAddress } from '../../src/db/wallet-pool.ts';
+import { addToPool } from '../../src/db/wallet-pool.ts';
+import { leasePoolAddress } from '../../src/db/lifecycle.ts';
 import { runCli } from '../helpers/cli.ts';
 import { DIALECTS, openMigratedTestDatabase, skipUnless } from '../helpers/databases.ts';
 
@@ -160,13 +161,13 @@ for (const dialect of DIALECTS) {
       const addresses = Array.from({ length: 50 }, (_, i) => `0x${(i + 1).toString(16).padStart(40, '0')}`);
       await inTransaction(db, (em) => addToPool(em, pool, 'test', addresses.map((address, index) => ({ address, index }))));
       const leased = await Promise.all(
-        Array.from({ length: 50 }, (_, i) => db.write((x) => leaseAddress(x, pool, `pay${i}`, new Date()))),
+        Array.from({ length: 50 }, (_, i) => db.write((x) => leasePoolAddress(x, pool, `pay${i}`, new Date()))),
       );
       assert.equal(leased.filter(Boolean).length, 50);
       assert.equal(new Set(leased.map((l) => l!.address)).size, 50);
-      const none = await db.write((x) => leaseAddress(x, pool, 'pay-extra', new Date()));
+      const none = await db.write((x) => leasePoolAddress(x, pool, 'pay-extra', new Date()));
       assert.equal(none, null);
-      const testnet = await db.write((x) => leaseAddress(x, { chain: 'ethereum', isTestnet: true }, 'pay-t', new Date()));
+      const testnet = await db.write((x) => leasePoolAddress(x, { chain: 'ethereum', isTestnet: true }, 'pay-t', new Date()));
       assert.equal(testnet, null, 'pools are per network');
     });
   });

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Payment } from '../../src/db/entities/payment.entity.ts';
 import { inTransaction } from '../../src/db/transaction.ts';
-import { applyPaymentFact } from '../../src/db/transitions.ts';
+import { applyPaymentFact } from '../../src/db/lifecycle.ts';
 import { createWatchSet, type WatchSetOptions } from '../../src/indexer/watch-set.ts';
 import type { Logger } from '../../src/logger.ts';
 import { DIALECTS, skipUnless } from '../helpers/databases.ts';

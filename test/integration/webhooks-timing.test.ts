@@ -4,7 +4,7 @@ import { Payment } from '../../src/db/entities/payment.entity.ts';
 import { WebhookDelivery } from '../../src/db/entities/webhook-delivery.entity.ts';
 import { WebhookEvent } from '../../src/db/entities/webhook-event.entity.ts';
 import { inTransaction } from '../../src/db/transaction.ts';
-import { emitPaymentEvent } from '../../src/db/transitions.ts';
+import { emitPaymentEvent } from '../../src/db/lifecycle.ts';
 import { createWebhookSender } from '../../src/daemon/webhooks/sender.ts';
 import { DIALECTS, skipUnless } from '../helpers/databases.ts';
 import { evmAddresses, startTestDaemon } from '../helpers/daemon.ts';

@@ -10,7 +10,7 @@ import { registerRequestTable } from './request-table.ts';
 // happen; the state of payments, pools, webhooks and indexers is read from the database at each
 // scrape, so every serve process of a deployment reports the same numbers for them (and each its
 // own traffic). Indexers write their progress to their cursor row every poll; their RPC call
-// counters are served by each `index` process itself (src/indexers/rpc-metrics.ts).
+// counters are served by each `index` process itself (src/families/rpc-metrics.ts).
 
 export interface DaemonMetrics {
   registry: Registry;

@@ -9,6 +9,7 @@ import { addDelivery, eventPayload } from '../../db/events.ts';
 import { getMerchantOrThrow } from '../../db/merchants.ts';
 import type { Database } from '../../db/orm.ts';
 import { inTransaction } from '../../db/transaction.ts';
+import { moveDelivery } from '../../db/lifecycle.ts';
 import { retryOnLockConflict } from '../../db/lock-retry.ts';
 import { UsageError } from '../../domain/errors.ts';
 import type { PostResult } from './post.ts';
@@ -94,22 +95,14 @@ export async function recordAttempt(db: Database, rec: AttemptRecord): Promise<b
       error: rec.result.error,
     });
     await em.flush();
-    const changed = await em.nativeUpdate(
-      WebhookDelivery,
-      { id: rec.deliveryId, leaseOwner: rec.owner, state: 'PENDING' },
-      {
-        state: rec.state,
-        attemptCount: rec.attemptNumber,
-        nextAttemptAt: rec.nextAttemptAt,
-        leaseOwner: null,
-        leaseUntil: null,
-        lastStatusCode: rec.result.statusCode,
-        lastError: rec.result.error,
-        deliveredAt: rec.result.ok ? now : null,
-        updatedAt: now,
-      },
-    );
-    return changed === 1;
+    const fact = rec.state === 'DELIVERED' ? 'delivered' : rec.state === 'FAILED' ? 'gaveUp' : 'retried';
+    return moveDelivery(em, rec, fact, {
+      attemptCount: rec.attemptNumber,
+      nextAttemptAt: rec.nextAttemptAt,
+      lastStatusCode: rec.result.statusCode,
+      lastError: rec.result.error,
+      deliveredAt: rec.result.ok ? now : null,
+    });
   });
 }
 
