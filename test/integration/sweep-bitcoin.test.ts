@@ -7,7 +7,6 @@ import * as ecc from '@bitcoinerlab/secp256k1';
 import { BIP32Factory } from 'bip32';
 import * as bitcoin from 'bitcoinjs-lib';
 import { Mnemonic } from 'ethers';
-import { Invoice } from '../../src/db/entities/invoice.entity.ts';
 import { MerchantPoint } from '../../src/db/entities/merchant-point.entity.ts';
 import { Payment } from '../../src/db/entities/payment.entity.ts';
 import { WalletAddress } from '../../src/db/entities/wallet-address.entity.ts';
@@ -19,6 +18,7 @@ import { runCli } from '../helpers/cli.ts';
 import { createTestDatabase, DIALECTS, skipUnless } from '../helpers/databases.ts';
 import { startEsploraSim } from '../helpers/esplora-sim.ts';
 import { writeConfigFile } from '../helpers/indexer-process.ts';
+import { paidInvoice } from '../helpers/ledger-rows.ts';
 
 // The whole flow through the real binary (docs/sweeps.md): `sweep plan` on the server reads the
 // ledger and a regtest chain served over Esplora, `sweep sign` signs offline from a 0600 seed file,
@@ -72,24 +72,7 @@ for (const dialect of DIALECTS) {
       t.after(() => db.close());
       const em = db.em();
       const pool = await em.find(WalletAddress, { chain: 'bitcoin', isTestnet: true }, { orderBy: { derivationIndex: 'asc' } });
-      const invoice = em.create(Invoice, {
-        referenceId: 'INV-SWEEP-TEST-0001',
-        merchant: em.getReference(MerchantPoint, merchant.id),
-        orderId: 'o-1',
-        amount: '100',
-        currency: 'USD',
-        status: 'PAID',
-        customerEmail: null,
-        customerName: null,
-        customerMetadata: {},
-        metadata: {},
-        returnUrl: null,
-        cancelUrl: null,
-        expiresAt: new Date(Date.now() + 3_600_000),
-        viewedAt: null,
-        paidAt: null,
-        cancelledAt: null,
-      });
+      const invoice = paidInvoice(em, merchant.id, 'INV-SWEEP-TEST-0001');
       const statuses: PaymentStatus[] = ['COMPLETED', 'EXPIRED', 'PENDING', 'FAILED'];
       for (const [i, status] of statuses.entries()) {
         const p = em.create(Payment, {

@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Address, toNano } from '@ton/core';
 import { Mnemonic } from 'ethers';
-import { Invoice } from '../../src/db/entities/invoice.entity.ts';
 import { MerchantPoint } from '../../src/db/entities/merchant-point.entity.ts';
 import { Payment } from '../../src/db/entities/payment.entity.ts';
 import { WalletAddress } from '../../src/db/entities/wallet-address.entity.ts';
@@ -16,6 +15,7 @@ import { runCli } from '../helpers/cli.ts';
 import { createTestDatabase } from '../helpers/databases.ts';
 import { writeConfigFile } from '../helpers/indexer-process.ts';
 import { startTonNode } from '../helpers/toncenter-node.ts';
+import { paidInvoice } from '../helpers/ledger-rows.ts';
 
 // The TON sweep through the real binary (docs/sweeps/ton.md): a pool listed from one BIP39 seed
 // (tonDepositAddresses), `sweep plan` over a toncenter v3 server backed by @ton/sandbox's TVM with
@@ -55,24 +55,7 @@ test('ton sweep through the CLI: plan, sign offline, broadcast with a top-up fir
   const pool = await em.find(WalletAddress, { chain: 'ton', isTestnet: false }, { orderBy: { id: 'asc' } });
   assert.deepEqual(pool.map((w) => w.address).sort(), [...listed].sort());
   const byAddress = (a: string) => pool.find((w) => w.address === a)!;
-  const invoice = em.create(Invoice, {
-    referenceId: 'INV-SWEEP-TON-0001',
-    merchant: em.getReference(MerchantPoint, merchant.id),
-    orderId: 'o-1',
-    amount: '100',
-    currency: 'USD',
-    status: 'PAID',
-    customerEmail: null,
-    customerName: null,
-    customerMetadata: {},
-    metadata: {},
-    returnUrl: null,
-    cancelUrl: null,
-    expiresAt: new Date(Date.now() + 3_600_000),
-    viewedAt: null,
-    paidAt: null,
-    cancelledAt: null,
-  });
+  const invoice = paidInvoice(em, merchant.id, 'INV-SWEEP-TON-0001');
   for (const [i, status] of (['COMPLETED', 'EXPIRED', 'PENDING'] as const).entries()) {
     const p = em.create(Payment, {
       referenceId: `PAY-SWEEP-TON-000${i}`,

@@ -20,6 +20,7 @@ import { solanaAddresses } from './address.ts';
 import { pubkey, solanaRpc, u64, type SolanaCall } from './sweep-rpc.ts';
 import { short, type SolanaSweepPayload } from './sweep-sign.ts';
 import { associatedTokenAddress, MAX_TRANSACTION_BYTES, SYSTEM_PROGRAM, TOKEN_PROGRAMS } from './sweep-message.ts';
+import { mapLimit } from '../map-limit.ts';
 
 // The server half of a Solana sweep: live balances (getMultipleAccounts, getTokenAccountsByOwner
 // with jsonParsed), a recent blockhash, and unsigned legacy transactions. One fee payer pays every
@@ -71,19 +72,6 @@ async function inChunks<T, R>(items: T[], size: number, run: (chunk: T[]) => Pro
   return out;
 }
 
-async function mapLimit<T, R>(items: T[], limit: number, run: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await run(items[i]!);
-      }
-    }),
-  );
-  return out;
-}
 
 const accounts = (call: SolanaCall, keys: string[]) =>
   inChunks(keys, ACCOUNTS_PER_CALL, async (chunk) => {

@@ -8,6 +8,7 @@ import { tonSweepApi, type AccountState } from './sweep-api.ts';
 import { encodeMessage, jettonTransferBody, MODE_CARRY_ALL, MODE_PAY_FEES_SEPARATELY, type TonSweepPayload } from './sweep-messages.ts';
 import { short } from './sweep-sign.ts';
 import { MAX_MESSAGES, WALLET_V4R2_CODE } from './wallet-v4.ts';
+import { mapLimit } from '../map-limit.ts';
 
 // The server half of a TON sweep: each deposit's account (balance, deployed or not, seqno) and
 // jetton balances through toncenter v3, then one external message per deposit wallet v4r2: a
@@ -34,19 +35,6 @@ const V4R2_CODE_HASH = WALLET_V4R2_CODE.hash().toString('hex');
 const hold = (symbol: string, token: string | null, decimals: number, amount: bigint): Holding => ({ symbol, token, decimals, amount: amount.toString() });
 const raw = (a: string) => Address.parse(a).toRawString().toUpperCase();
 
-async function mapLimit<T, R>(items: readonly T[], limit: number, run: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await run(items[i]!);
-      }
-    }),
-  );
-  return out;
-}
 
 function validate(value: string, testnet: boolean, flag: string): string {
   try {
