@@ -5,10 +5,11 @@ import * as ecc from '@bitcoinerlab/secp256k1';
 import * as bitcoin from 'bitcoinjs-lib';
 import { HDNodeWallet, encodeBase58, getBytes, concat, sha256 } from 'ethers';
 import { UsageError } from '../domain/errors.ts';
-import { deriveAddresses, keyFingerprint } from './derive.ts';
-import { assertPublicKeyMaterial, parseExtendedPublicKey } from './key-material.ts';
+import { deriveAddresses } from './derive.ts';
+
 import { encodeBase58Check, decodeBase58Check } from './base58check.ts';
 import { decodeSegwitAddress } from './bitcoin/bech32.ts';
+import { assertPublicKeyMaterial, keyFingerprint, parseExtendedPublicKey } from './key-material.ts';
 
 const bip32 = BIP32Factory(ecc);
 const ABANDON = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { UsageError } from '../domain/errors.ts';
 import type { ChainFamily } from '../chains/slugs.ts';
 import { FAMILIES } from './families.ts';
@@ -66,16 +65,4 @@ export function parseAccountKey(input: string, family: ChainFamily, testnet: boo
   }
   keys.checkKind(parsed.kind, testnet, script);
   return parsed;
-}
-
-/**
- * A short, stable id of an account key: the first 8 bytes of SHA-256 over its public key and chain
- * code, in hex. The same key gives the same id whether it was written as an xpub or a zpub, and the
- * id reveals nothing beyond what the public key already does. Taproot addresses of a key are another
- * series than its P2WPKH ones (their own indexes 0, 1, …), so their id is prefixed `p2tr:`.
- */
-export function keyFingerprint(xpub: string, script?: AddressScript): string {
-  const { node } = parseExtendedPublicKey(xpub);
-  const id = createHash('sha256').update(node.publicKey).update(node.chainCode).digest('hex').slice(0, 16);
-  return script === 'p2tr' ? `p2tr:${id}` : id;
 }

@@ -1,5 +1,4 @@
 import type { ChainFamily } from '../chains/slugs.ts';
-import type { ExtendedKeyKind } from './key-material.ts';
 import type { SourceFactory } from './source.ts';
 import type { FamilySweepPlanner, FamilySweepSender, FamilySweepSigner } from './sweep.ts';
 
@@ -28,6 +27,14 @@ export type AddressScript = 'p2wpkh' | 'p2tr';
 export interface FamilyAddresses {
   /** The address in its canonical form for the family and network, or throws InvalidAddressError. `input` is trimmed and non-empty. */
   validate(input: string, testnet: boolean, options: ValidateAddressOptions): string;
+}
+
+/** What an extended public key's version bytes say it is for (SLIP-0132; src/families/key-material.ts). */
+export interface ExtendedKeyKind {
+  prefix: string;
+  testnet: boolean;
+  /** 'any' for plain BIP32 versions, which say nothing about the script type. */
+  script: 'any' | 'p2wpkh' | 'p2sh-p2wpkh' | 'multisig';
 }
 
 /** Watch-only derivation of receive addresses from an account-level extended public key. */

@@ -1,8 +1,10 @@
+import { createHash } from 'node:crypto';
 import { BIP32Factory } from 'bip32';
 import type { BIP32Interface } from 'bip32';
 import * as ecc from '@bitcoinerlab/secp256k1';
 import { UsageError } from '../domain/errors.ts';
 import { decodeBase58, decodeBase58Check } from './base58check.ts';
+import type { AddressScript, ExtendedKeyKind } from './family.ts';
 
 // chaingate is watch-only: it derives deposit addresses from an account-level extended PUBLIC key
 // and must never be handed anything that can spend. Every refusal below describes what was seen
@@ -16,13 +18,6 @@ const WATCH_ONLY =
 const EXTENDED_KEY_BYTES = 78;
 /** Offset of the key data in a serialized extended key; 0x00 there marks a private key. */
 const KEY_DATA_OFFSET = 45;
-
-export interface ExtendedKeyKind {
-  prefix: string;
-  testnet: boolean;
-  /** 'any' for plain BIP32 versions, which say nothing about the script type. */
-  script: 'any' | 'p2wpkh' | 'p2sh-p2wpkh' | 'multisig';
-}
 
 /**
  * Serialization versions of extended public keys (SLIP-0132). Only the single-signature ones a
@@ -110,4 +105,16 @@ export function parseExtendedPublicKey(input: string): ParsedExtendedKey {
   } catch {
     throw new UsageError(`not a valid ${kind.prefix}: the key data is not a point on secp256k1`);
   }
+}
+
+/**
+ * A short, stable id of an account key: the first 8 bytes of SHA-256 over its public key and chain
+ * code, in hex. The same key gives the same id whether it was written as an xpub or a zpub, and the
+ * id reveals nothing beyond what the public key already does. Taproot addresses of a key are another
+ * series than its P2WPKH ones (their own indexes 0, 1, …), so their id is prefixed `p2tr:`.
+ */
+export function keyFingerprint(xpub: string, script?: AddressScript): string {
+  const { node } = parseExtendedPublicKey(xpub);
+  const id = createHash('sha256').update(node.publicKey).update(node.chainCode).digest('hex').slice(0, 16);
+  return script === 'p2tr' ? `p2tr:${id}` : id;
 }

@@ -13,7 +13,7 @@ import type { Config } from '../../src/config/schema.ts';
 import { loadConfig } from '../../src/config/load-config.ts';
 import { deployFixtures, type EvmFixtures } from '../../src/devnet/evm-fixtures.ts';
 import { startHardhatNode, type HardhatNode } from '../../src/devnet/hardhat-node.ts';
-import { keyFingerprint } from '../../src/families/derive.ts';
+import { keyFingerprint } from '../../src/families/key-material.ts';
 import { evmSweepPlanner } from '../../src/families/evm/sweep-plan.ts';
 import { CREATE2_DEPLOYER, delegationCode, SWEEPER_ABI, SWEEPER_ADDRESS } from '../../src/families/evm/sweep-payload.ts';
 import { evmSweepSender } from '../../src/families/evm/sweep-send.ts';

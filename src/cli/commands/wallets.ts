@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
-import { deriveAddresses, keyFingerprint } from '../../families/derive.ts';
-import { assertPublicKeyMaterial } from '../../families/key-material.ts';
+import { deriveAddresses } from '../../families/derive.ts';
+
 import { getNetwork} from '../../chains/registry.ts';
 import { CHAIN_SLUGS, isChainSlug } from '../../chains/slugs.ts';
 import { InvalidAddressError } from '../../domain/errors.ts';
@@ -14,6 +14,7 @@ import { inTransaction } from '../../db/transaction.ts';
 import { withCommon } from '../context.ts';
 import { parseLimit } from '../options.ts';
 import { emit, table } from '../output.ts';
+import { assertPublicKeyMaterial, keyFingerprint } from '../../families/key-material.ts';
 
 function parseChain(value: string): string {
   if (!isChainSlug(value)) throw new UsageError(`unknown chain slug ${JSON.stringify(value)} (known: ${CHAIN_SLUGS.join(', ')})`);

@@ -1,11 +1,6 @@
-import { UsageError } from '../../domain/errors.ts';
-import type { AddressScript, ChainFamilyAdapter } from '../family.ts';
+import type { ChainFamilyAdapter } from '../family.ts';
+import { checkBitcoinKeyKind } from './account-keys.ts';
 import { bitcoinAddresses } from './address.ts';
-
-/** The account a bitcoin wallet keeps for each script type (BIP84, BIP86; coin type 1' on every testnet). */
-function accountPath(script: AddressScript, testnet: boolean): string {
-  return `m/${script === 'p2tr' ? 86 : 84}'/${testnet ? 1 : 0}'/0'`;
-}
 
 export const bitcoinFamily: ChainFamilyAdapter = {
   family: 'bitcoin',
@@ -14,28 +9,7 @@ export const bitcoinFamily: ChainFamilyAdapter = {
     fromPublicKey: bitcoinAddresses.fromPublicKey,
     scripts: ['p2wpkh', 'p2tr'],
     purposeAndCoin: (testnet, address) => `${/^(bc|tb|bcrt)1p/i.test(address) ? 86 : 84}'/${testnet ? 1 : 0}'`,
-    // SLIP-0132 gives P2WPKH its own versions (zpub/vpub) but none to taproot, whose BIP86 accounts keep the plain BIP32 xpub/tpub.
-    checkKind(kind, testnet, script) {
-      const wanted = script ?? 'p2wpkh';
-      if (kind.script === 'p2sh-p2wpkh') {
-        throw new UsageError(
-          `a ${kind.prefix} is for nested segwit (BIP49, 3…/2… addresses); chaingate pays to native segwit or taproot, so export the BIP84 account key (${testnet ? 'vpub' : 'zpub'} at ${accountPath('p2wpkh', testnet)}) or the BIP86 one (${testnet ? 'tpub' : 'xpub'} at ${accountPath('p2tr', testnet)}, with --script p2tr)`,
-        );
-      }
-      if (wanted === 'p2tr' && kind.script === 'p2wpkh') {
-        throw new UsageError(
-          `a ${kind.prefix} is a BIP84 native segwit key (…1q… addresses), not a taproot one; export the BIP86 account key, the ${testnet ? 'tpub' : 'xpub'} at ${accountPath('p2tr', testnet)} (BIP86 keeps the plain BIP32 versions), or leave out --script p2tr`,
-        );
-      }
-      if (kind.testnet !== testnet) {
-        const keys = wanted === 'p2tr' ? (testnet ? 'tpub' : 'xpub') : testnet ? 'tpub or vpub' : 'xpub or zpub';
-        throw new UsageError(
-          testnet
-            ? `a ${kind.prefix} is a mainnet key; for --testnet export the ${keys} of ${accountPath(wanted, true)}`
-            : `a ${kind.prefix} is a testnet key; for mainnet export the ${keys} of ${accountPath(wanted, false)}`,
-        );
-      }
-    },
+    checkKind: checkBitcoinKeyKind,
   },
   // BIP21: `bitcoin:<address>?amount=<BTC as a decimal>`.
   paymentUri: ({ address, amount, atomic }) => (atomic === null ? `bitcoin:${address}` : `bitcoin:${address}?amount=${amount}`),

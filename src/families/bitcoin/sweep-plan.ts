@@ -1,7 +1,8 @@
 import * as ecc from '@bitcoinerlab/secp256k1';
 import * as bitcoin from 'bitcoinjs-lib';
 import { UsageError } from '../../domain/errors.ts';
-import { keyFingerprint, parseAccountKey } from '../derive.ts';
+import { keyFingerprint, parseExtendedPublicKey } from '../key-material.ts';
+import { checkBitcoinKeyKind } from './account-keys.ts';
 import type { FamilySweepPlanner, Holding, PlannedDeposit, SweepCandidate, UnsignedSweepTx } from '../sweep.ts';
 import { bitcoinJsNetwork } from './networks.ts';
 import { createSweepApi, type Utxo } from './sweep-api.ts';
@@ -164,7 +165,8 @@ function chunks(spends: Spend[]): Spend[][] {
  */
 function derivationOf(accountKey: string, testnet: boolean, masterFingerprint: string | null, candidates: SweepCandidate[], js: bitcoin.Network) {
   if (masterFingerprint !== null && !/^[0-9a-fA-F]{8}$/.test(masterFingerprint)) throw new UsageError('--fingerprint is the master key fingerprint: 8 hex digits, as Sparrow and Core show it (e.g. 73c5da0a)');
-  const { node } = parseAccountKey(accountKey, 'bitcoin', testnet);
+  const { node, kind } = parseExtendedPublicKey(accountKey);
+  checkBitcoinKeyKind(kind, testnet, undefined);
   const id = keyFingerprint(accountKey);
   const sources = new Set([id, `p2tr:${id}`]);
   if (!candidates.some((c) => sources.has(c.source))) {

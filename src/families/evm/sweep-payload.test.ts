@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { getCreate2Address, HDNodeWallet, keccak256, Mnemonic } from 'ethers';
-import { keyFingerprint } from '../derive.ts';
+import { keyFingerprint } from '../key-material.ts';
 import { CREATE2_DEPLOYER, SWEEPER_ADDRESS, SWEEPER_INIT_CODE_HASH, SWEEPER_SALT } from './sweep-payload.ts';
 import { accountFingerprint } from './sweep-sign.ts';
 
