@@ -1,0 +1,134 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { address } from '@solana/kit';
+import { Mnemonic } from 'ethers';
+import { MerchantPoint } from '../../src/db/entities/merchant-point.entity.ts';
+import { Payment } from '../../src/db/entities/payment.entity.ts';
+import { WalletAddress } from '../../src/db/entities/wallet-address.entity.ts';
+import { openDatabase } from '../../src/db/orm.ts';
+import type { PaymentStatus } from '../../src/domain/lifecycle.ts';
+import { solanaDepositAddresses, solanaKeyAt } from '../../src/families/solana/ed25519-keys.ts';
+import type { SweepPlan } from '../../src/families/sweep.ts';
+import { runCli } from '../helpers/cli.ts';
+import { createTestDatabase } from '../helpers/databases.ts';
+import { writeConfigFile } from '../helpers/indexer-process.ts';
+import { paidInvoice } from '../helpers/ledger-rows.ts';
+import { startSweepCluster } from '../helpers/litesvm-sweep-rpc.ts';
+
+// The Solana sweep through the real binary on SQLite (docs/sweeps/solana.md): a pool listed from
+// one BIP39 seed (solanaDepositAddresses) on the testnet, `sweep plan` over Solana's real SVM
+// (litesvm behind Agave-shaped JSON-RPC, test/helpers/litesvm-sweep-rpc.ts), `sweep sign` from a
+// 0600 seed file (the fee payer is the seed's account 0), `sweep broadcast --wait` sending and
+// following to finalized, `sweep list` / `sweep show`. The module-level cases are in
+// test/integration/sweep-solana.test.ts.
+
+const PHRASE = 'legal winner thank year wave sausage worth useful legal winner thank yellow';
+const json = <T>(text: string): T => JSON.parse(text) as T;
+
+test('solana sweep through the CLI: plan, sign offline, broadcast to finalized, list; SOL and USDC reach the cold wallet, token accounts close', async (t) => {
+  const cluster = await startSweepCluster();
+  t.after(() => cluster.close());
+  const tdb = await createTestDatabase('sqlite');
+  t.after(() => tdb.drop());
+  const dir = mkdtempSync(join(tmpdir(), 'chaingate-sweep-solana-'));
+  const tokens = { USDC: { address: cluster.usdc.address, decimals: 6 } };
+  const config = writeConfigFile({ chains: { solana: { testnet: { rpcUrl: cluster.url, blockTimeMs: 400, tokens } } }, indexer: { rpcTimeoutMs: 2000 }, log: { level: 'warn' } });
+  const env = { CHAINGATE_DATABASE_URL: tdb.url, CHAINGATE_MASTER_KEY: 't'.repeat(64), CHAINGATE_CONFIG: config };
+  const ok = async (args: string[]) => {
+    const r = await runCli(args, env, { cwd: dir });
+    assert.equal(r.code, 0, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
+    return r;
+  };
+
+  // The pool file, made from the seed as docs/sweeps/solana.md shows; account 0 is the fee payer.
+  const seed = Buffer.from(Mnemonic.fromPhrase(PHRASE).computeSeed().slice(2), 'hex');
+  const listed = solanaDepositAddresses(seed, 1, 3).map((l) => l.address);
+  const [d0, d1, d2] = listed as [string, string, string];
+  const payer = solanaKeyAt(seed, 0).address;
+  const cold = solanaKeyAt(Buffer.alloc(64, 7), 0).address; // a wallet that does not exist yet
+  const listFile = join(dir, 'solana-deposits.txt');
+  writeFileSync(listFile, `${listed.join('\n')}\n`);
+  const merchant = json<{ id: string }>((await ok(['merchant', 'create', '--name', 'Acme', '--json'])).stdout);
+  await ok(['wallets', 'seed', '--chain', 'solana', '--testnet', '--file', listFile]);
+
+  // Deposits 0 and 1 were leased to payments that ended; deposit 2 to one still pending.
+  const db = await openDatabase(tdb.url);
+  t.after(() => db.close());
+  const em = db.em();
+  const pool = await em.find(WalletAddress, { chain: 'solana', isTestnet: true });
+  assert.deepEqual(pool.map((w) => w.address).sort(), [...listed].sort());
+  const byAddress = (a: string) => pool.find((w) => w.address === a)!;
+  const invoice = paidInvoice(em, merchant.id, 'INV-SWEEP-SOL-0001');
+  const statuses: PaymentStatus[] = ['COMPLETED', 'EXPIRED', 'PENDING'];
+  for (const [i, status] of statuses.entries()) {
+    const p = em.create(Payment, {
+      referenceId: `PAY-SWEEP-SOL-000${i}`, invoice, merchant: em.getReference(MerchantPoint, merchant.id), status, blockchain: 'solana', network: 'DEVNET', isTestnet: true,
+      cryptoCurrency: 'USDC', decimals: 6, tokenAddress: cluster.usdc.address, amount: '25', expectedAmount: '25', receivedAmount: '0', address: listed[i]!, requiredConfirmations: 1,
+      transactionHash: null, blockNumber: null, contractAddress: null, externalId: null, externalIdUuid: null, metadata: {}, expiresAt: new Date(Date.now() - 60_000), completedAt: null,
+    });
+    await em.flush();
+    await em.nativeUpdate(WalletAddress, { id: byAddress(listed[i]!).id }, { status: 'LEASED', paymentId: p.id, leasedAt: new Date() });
+  }
+  // Buyers paid USDC (and created the token accounts, paying their rent); one also sent SOL late.
+  cluster.fund(address(payer), 1_000_000_000n);
+  await cluster.sendToken(cluster.usdc, address(d0), 25_000_000n);
+  cluster.fund(address(d1), 250_000_000n);
+  await cluster.sendToken(cluster.usdc, address(d1), 5_000_000n);
+  await cluster.sendToken(cluster.usdc, address(d2), 9_000_000n);
+  const ataRent = cluster.svm.minimumBalanceForRentExemption(165n);
+  const d2Lamports = cluster.lamports(address(d2));
+
+  const planFile = join(dir, 'plan.json');
+  const planned = json<{ plan: SweepPlan; totals: { moves: Record<string, string> } }>(
+    (await ok(['sweep', 'plan', '--chain', 'solana', '--testnet', '--to', cold, '--fee-payer', payer, '--out', planFile, '--json'])).stdout,
+  );
+  const plan = planned.plan;
+  assert.deepEqual(plan.deposits.map((d) => d.address).sort(), [d0, d1].sort());
+  assert.deepEqual(planned.totals.moves, { USDC: '30000000', SOL: (250_000_000n + 2n * ataRent).toString() });
+  assert.ok(plan.skipped.some((s) => s.address === d2 && /open payment \(PENDING\)/.test(s.reason)), JSON.stringify(plan.skipped));
+
+  const seedFile = join(dir, 'seed.txt');
+  writeFileSync(seedFile, `${PHRASE}\n`, { mode: 0o600 });
+  const signedFile = join(dir, 'signed.json');
+  const signing = await ok(['sweep', 'sign', '--plan', planFile, '--out', signedFile, '--seed-file', seedFile, '--yes', '--expect-to', cold]);
+  assert.match(signing.stderr, /30 USDC/);
+  assert.equal(cluster.calls.sendTransaction ?? 0, 0, 'signing sends nothing');
+
+  // The cluster finalizes what it executed every 200 ms while the broadcast follows it.
+  const payerBefore = cluster.lamports(address(payer));
+  const finalizing = setInterval(() => cluster.finalize(), 200);
+  let sent: { done: boolean; transactions: { id: string; status: string }[] };
+  try {
+    sent = json((await ok(['sweep', 'broadcast', '--signed', signedFile, '--wait', '--json'])).stdout);
+  } finally {
+    clearInterval(finalizing);
+  }
+  assert.equal(sent.done, true);
+  assert.deepEqual(sent.transactions.map((x) => x.status), plan.transactions.map(() => 'FINAL'));
+  const fees = BigInt(plan.transactions.reduce((n, tx) => n + 5000 * tx.signers.length, 0));
+  assert.equal(cluster.tokenBalance(cluster.usdc, address(cold)), 30_000_000n);
+  assert.equal(cluster.lamports(address(cold)), 250_000_000n + 2n * ataRent, 'the SOL and both token accounts\' rent');
+  for (const d of [d0, d1]) {
+    assert.equal(cluster.lamports(address(d)), 0n, 'no deposit keeps a lamport');
+    assert.equal(cluster.tokenBalance(cluster.usdc, address(d)), null, 'its token account is closed');
+  }
+  assert.equal(cluster.tokenBalance(cluster.usdc, address(d2)), 9_000_000n, 'the open payment\'s deposit is untouched');
+  assert.equal(cluster.lamports(address(d2)), d2Lamports);
+  assert.equal(payerBefore - cluster.lamports(address(payer)), fees + ataRent, 'the fee payer paid the fees and the cold token account');
+
+  // Broadcasting again sends nothing: the transactions are final.
+  const sends = cluster.calls.sendTransaction ?? 0;
+  assert.equal(sends, plan.transactions.length);
+  await ok(['sweep', 'broadcast', '--signed', signedFile]);
+  assert.equal(cluster.calls.sendTransaction ?? 0, sends, 'never sent twice');
+
+  const list = json<{ planId: string; txs: { status: string }[] }[]>((await ok(['sweep', 'list', '--chain', 'solana', '--json'])).stdout);
+  assert.deepEqual(list.find((p) => p.planId === plan.id)!.txs.map((x) => x.status), plan.transactions.map(() => 'FINAL'));
+  const signedTxs = json<{ transactions: { txid: string }[] }>(readFileSync(signedFile, 'utf8')).transactions;
+  assert.match((await ok(['sweep', 'show', signedTxs[0]!.txid])).stdout, /FINAL/);
+  const after = await db.em().find(Payment, {}, { orderBy: { referenceId: 'asc' } });
+  assert.deepEqual(after.map((p) => p.status), statuses);
+});
