@@ -87,7 +87,31 @@ export class SolanaRpcError extends ChainError {
   override readonly name = 'SolanaRpcError';
 }
 
-const EnvelopeSchema = z.looseObject({ result: z.unknown().optional(), error: z.looseObject({ code: z.number(), message: z.string().catch('') }).optional() });
+const EnvelopeSchema = z.looseObject({ result: z.unknown().optional(), error: z.looseObject({ code: z.number(), message: z.string().catch(''), data: z.unknown().optional() }).optional() });
+
+/** A JSON-RPC answer's text, read with u64 intact: its error, or its (unchecked) result. The indexer and the sweeps read answers alike. */
+export function readAnswer(method: string, text: string): { error: { code: number; message: string; data?: unknown } } | { error?: undefined; result: unknown } {
+  let body: unknown;
+  try {
+    body = parseLossless(text);
+  } catch {
+    throw new SolanaRpcError(`${method}: the answer is not JSON (${text.slice(0, 80)})`);
+  }
+  const envelope = EnvelopeSchema.safeParse(body);
+  if (!envelope.success || !('result' in envelope.data || envelope.data.error)) throw new SolanaRpcError(`${method}: not a JSON-RPC response`);
+  const { error, result } = envelope.data;
+  return error ? { error } : { result };
+}
+
+/** A result checked against its schema, or SolanaRpcError naming the method and the first problem. */
+export function checkResult<T extends z.ZodType>(method: string, schema: T, result: unknown): z.infer<T> {
+  const parsed = schema.safeParse(result);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new SolanaRpcError(`malformed answer to ${method}: ${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'unexpected shape'}`);
+  }
+  return parsed.data;
+}
 
 /** One field the reader uses, checked where it is read; a bad one names the transaction and the path. */
 function field<T extends z.ZodType>(schema: T, value: unknown, where: string): z.infer<T> {
@@ -132,24 +156,10 @@ export function createSolanaSource(options: SolanaSourceOptions): ChainSource {
 
   async function rpc<T extends z.ZodType>(method: string, params: unknown[], schema: T): Promise<{ result: z.infer<T> | null; code?: number; message?: string }> {
     // The answer's text is parsed here, not by the shared client's JSON.parse: u64 beyond 2^53.
-    const text = (await http.post('', { jsonrpc: '2.0', id: 1, method, params })) ?? '';
-    let body: unknown;
-    try {
-      body = parseLossless(text);
-    } catch {
-      throw new SolanaRpcError(`${method}: the answer is not JSON (${text.slice(0, 80)})`);
-    }
-    const envelope = EnvelopeSchema.safeParse(body);
-    if (!envelope.success || !('result' in envelope.data || envelope.data.error)) throw new SolanaRpcError(`${method}: not a JSON-RPC response`);
-    const res = envelope.data;
-    if (res.error) return { result: null, code: res.error.code, message: res.error.message };
-    if (res.result === null || res.result === undefined) return { result: null };
-    const parsed = schema.safeParse(res.result);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw new SolanaRpcError(`malformed answer to ${method}: ${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'unexpected shape'}`);
-    }
-    return { result: parsed.data };
+    const answer = readAnswer(method, (await http.post('', { jsonrpc: '2.0', id: 1, method, params })) ?? '');
+    if (answer.error) return { result: null, code: answer.error.code, message: answer.error.message };
+    if (answer.result === null || answer.result === undefined) return { result: null };
+    return { result: checkResult(method, schema, answer.result) };
   }
 
   async function slotAt(commitment: 'confirmed' | 'finalized'): Promise<bigint> {
