@@ -66,6 +66,8 @@ export interface SweepPlan {
   feePayer: string | null;
   createdAt: string;
   deposits: PlannedDeposit[];
+  /** Refund plans only: the payment refunded and what the refund covers of it (atomic, decimal string). */
+  refund?: { paymentId: string; symbol: string; token: string | null; decimals: number; amount: string };
   /** Pool addresses left out of the plan, and why (leased, open payment, nothing to move, below --min). */
   skipped: { address: string; reason: string }[];
   transactions: UnsignedSweepTx[];
@@ -96,6 +98,30 @@ export interface SweepKey {
   privateKey: Uint8Array;
 }
 
+/**
+ * A refund (docs/refunds.md): a plan of kind "refund" has exactly one candidate (the payment's
+ * deposit, or a merchant wallet address with `source: "wallet"` and no derivation index) and moves
+ * exactly `amount` of one coin from it to `to` (the buyer). Nothing else on the address moves: every
+ * other holding and the remainder stay (listed in `leftBehind`, reason "not refunded: …"), and a
+ * later sweep takes them.
+ *
+ * The network fee: a fee payer pays it where the plan names one (as for sweeps); else the address
+ * pays it in the native coin. When the coin refunded is the native coin and the address pays, the
+ * fee comes out of what stays if that covers it (the buyer receives `amount`), otherwise out of the
+ * refund itself (the buyer receives `amount − fee`; a full refund of a bitcoin deposit is the usual
+ * case). Either way `amount` is what the refund covers of the payment: the planned deposit's `moves`
+ * holds what the buyer receives and its `fee` what the address paid. A planner refuses (UsageError)
+ * an address holding less than the refund, or too little native coin for its fee with no fee payer.
+ */
+export interface RefundAsk {
+  symbol: string;
+  /** Token contract / mint / jetton master; null for the native coin. */
+  token: string | null;
+  decimals: number;
+  /** Atomic units taken off the address for the buyer. */
+  amount: bigint;
+}
+
 /** sweep-plan.ts: reads live balances and fees through the family's endpoints, builds the unsigned transactions. */
 export interface FamilySweepPlanner {
   plan(input: {
@@ -111,6 +137,8 @@ export interface FamilySweepPlanner {
     accountKey?: string | null;
     /** Optional (bitcoin PSBT): the master key's fingerprint (8 hex digits) those derivations start from. */
     masterFingerprint?: string | null;
+    /** Set for a refund plan (see RefundAsk): one candidate, one exact move; unset for a sweep. */
+    refund?: RefundAsk;
   }): Promise<Pick<SweepPlan, 'deposits' | 'skipped' | 'transactions'>>;
 }
 

@@ -35,6 +35,7 @@ const planSchema = z.strictObject({
       leftBehind: z.array(z.strictObject({ holding, reason: z.string() })),
     }),
   ),
+  refund: z.strictObject({ paymentId: z.string().min(1), symbol: z.string().min(1), token: z.string().nullable(), decimals: z.int().min(0).max(36), amount: atomic }).optional(),
   skipped: z.array(z.strictObject({ address: z.string(), reason: z.string() })),
   transactions: z.array(
     z.strictObject({
