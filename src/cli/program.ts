@@ -17,6 +17,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   config: async () => (await import('./commands/config.ts')).configCommand(),
   devnet: async () => (await import('./commands/devnet.ts')).devnetCommand(),
   sweep: async () => (await import('./commands/sweep.ts')).sweepCommand(),
+  refund: async () => (await import('./commands/refund.ts')).refundCommand(),
+  report: async () => (await import('./commands/report.ts')).reportCommand(),
 };
 
 export async function buildProgram(argv: string[]): Promise<Command> {

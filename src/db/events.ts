@@ -11,6 +11,7 @@ export const EVENT_TYPES = [
   'payment.failed',
   'payment.expired',
   'payment.late_funds',
+  'payment.refunded',
   'invoice.paid',
   'invoice.expired',
   'invoice.cancelled',

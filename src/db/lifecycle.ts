@@ -9,11 +9,14 @@ import {
   TRANSFER_TRANSITIONS,
   type DeliveryFact,
   type InvoiceFact,
+  type PaymentEventType,
   type PaymentFact,
 } from '../domain/lifecycle.ts';
 import { SWEEP_TRANSITIONS, type SweepFact } from '../domain/sweep-lifecycle.ts';
 import { formatUnits, parseUnits } from '../domain/money.ts';
-import { invoiceView, paymentEventData } from '../domain/views.ts';
+import { invoiceView, paymentEventData, refundView } from '../domain/views.ts';
+import { CHAIN_DEFAULTS } from '../chains/chain-defaults.ts';
+import type { ChainSlug } from '../chains/slugs.ts';
 import { Invoice } from './entities/invoice.entity.ts';
 import type { ObservedTransfer } from './entities/observed-transfer.entity.ts';
 import { Payment } from './entities/payment.entity.ts';
@@ -21,6 +24,7 @@ import { SweepTx } from './entities/sweep-tx.entity.ts';
 import { WebhookDelivery } from './entities/webhook-delivery.entity.ts';
 import type { Executor } from './executor.ts';
 import { recordEvent } from './events.ts';
+import { receivedTotal, refundedTotals, refundsOfPayment } from './refunds.ts';
 
 // The one place that writes a status: payments, invoices, pool addresses, observed transfers,
 // webhook deliveries, idempotency keys and sweep transactions (test/integration/layers.test.ts
@@ -42,7 +46,7 @@ export function amountDifference(p: Pick<Payment, 'receivedAmount' | 'expectedAm
 export async function emitPaymentEvent(
   em: EntityManager,
   payment: Payment,
-  type: 'payment.completed' | 'payment.confirming' | 'payment.failed' | 'payment.expired' | 'payment.late_funds',
+  type: PaymentEventType | 'payment.late_funds',
   at: Date,
   extra: Record<string, unknown> = {},
 ): Promise<void> {
@@ -57,12 +61,19 @@ export async function emitPaymentEvent(
 }
 
 /** Moves a payment by one fact if its status allows; records the transition's event. Returns whether it moved. */
-export async function applyPaymentFact(em: EntityManager, payment: Payment, fact: PaymentFact, at: Date, fields: Partial<Pick<Payment, 'completedAt' | 'confirmations' | 'metadata'>> = {}): Promise<boolean> {
+export async function applyPaymentFact(
+  em: EntityManager,
+  payment: Payment,
+  fact: PaymentFact,
+  at: Date,
+  fields: Partial<Pick<Payment, 'completedAt' | 'confirmations' | 'metadata'>> = {},
+  eventExtra: Record<string, unknown> = {},
+): Promise<boolean> {
   const t = PAYMENT_TRANSITIONS[fact];
   const changed = await em.nativeUpdate(Payment, { id: payment.id, status: { $in: [...t.from] } }, { status: t.to, ...fields, updatedAt: new Date() });
   if (changed === 0) return false;
   await em.refresh(payment);
-  if (t.event) await emitPaymentEvent(em, payment, t.event, at);
+  if (t.event) await emitPaymentEvent(em, payment, t.event, at, eventExtra);
   return true;
 }
 
@@ -133,6 +144,28 @@ const CHECKOUT_CLAIM_SQL = `update invoice set status = '${INVOICE_TRANSITIONS.c
     and not exists (select 1 from payment where invoice_id = ? and status in (${LIVE_PAYMENT_STATUSES.map((s) => `'${s}'`).join(', ')}))`;
 
 /** The checkout's claim of its invoice (OPEN -> PAYMENT_PENDING, the one-live-payment rule in the same statement); false when it was not claimable. */
+/**
+ * A sweep or refund transaction reached finality. When it was the last of a refund plan, and the
+ * refunds now final cover everything the payment received, the payment moves to REFUNDED with its
+ * payment.refunded event: all in one transaction, so the event is sent exactly once.
+ */
+export async function finalizeSweepTx(em: EntityManager, id: string, fields: { fee?: string }, refundedPayment: string | null): Promise<boolean> {
+  return em.transactional(async (tem) => {
+    const moved = await applySweepFact(tem, id, 'finalized', { error: null, ...fields });
+    if (moved && refundedPayment !== null) await refundIfCovered(tem, refundedPayment, new Date());
+    return moved;
+  });
+}
+
+async function refundIfCovered(em: EntityManager, paymentId: string, at: Date): Promise<void> {
+  const payment = await em.findOneOrFail(Payment, { id: paymentId }, { refresh: true });
+  const refunds = await refundsOfPayment(em, paymentId);
+  const received = await receivedTotal(em, payment);
+  if (received === 0n || refundedTotals(refunds).final < received) return;
+  const native = CHAIN_DEFAULTS[payment.blockchain as ChainSlug].native;
+  await applyPaymentFact(em, payment, 'refunded', at, {}, { refunds: refunds.map((r) => refundView(r, native)) });
+}
+
 export async function checkOutInvoice(x: Executor, invoiceId: string, now: Date): Promise<boolean> {
   return (await x.run(CHECKOUT_CLAIM_SQL, [now, invoiceId, now, invoiceId])) > 0;
 }

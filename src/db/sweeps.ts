@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/sql';
 import { isLivePayment } from '../domain/lifecycle.ts';
 import type { SweepTxStatus } from '../domain/sweep-lifecycle.ts';
 import { SweepPlan } from './entities/sweep-plan.entity.ts';
+import type { Executor } from './executor.ts';
 import { SweepTx } from './entities/sweep-tx.entity.ts';
 
 // Every statement sweeps need (docs/sweeps.md), in one place: which pool addresses a plan may
@@ -74,10 +75,12 @@ export interface PlanRecord {
 }
 
 /** Records a plan once; writing the same plan again (same id, so same content) changes nothing. */
-export async function recordPlan(em: EntityManager, plan: PlanRecord): Promise<void> {
-  if (await em.findOne(SweepPlan, { id: plan.id })) return;
-  em.create(SweepPlan, { ...plan, createdAt: new Date() });
-  await em.flush();
+export async function recordPlan(x: Executor, plan: PlanRecord, now: Date): Promise<void> {
+  await x.run(
+    `insert into sweep_plan (id, chain, network, is_testnet, kind, to_address, fee_payer, body, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?)
+     on conflict (id) do nothing`,
+    [plan.id, plan.chain, plan.network, plan.isTestnet, plan.kind, plan.toAddress, plan.feePayer, plan.body, now],
+  );
 }
 
 export async function findPlan(em: EntityManager, id: string): Promise<SweepPlan | null> {

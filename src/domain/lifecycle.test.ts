@@ -23,6 +23,7 @@ describe('payment transitions, one fact at a time', () => {
     settled: [['PROCESSING', 'CONFIRMING'], 'COMPLETED', 'payment.completed'],
     reverted: [['PROCESSING', 'CONFIRMING'], 'FAILED', 'payment.failed'],
     windowClosed: [['PENDING'], 'EXPIRED', 'payment.expired'],
+    refunded: [['COMPLETED', 'FAILED', 'EXPIRED'], 'REFUNDED', 'payment.refunded'],
   };
   for (const [fact, [from, to, event]] of Object.entries(allowed) as [keyof typeof PAYMENT_TRANSITIONS, [PaymentStatus[], PaymentStatus, string | null]][]) {
     test(`${fact}: ${from.join('/')} -> ${to}${event ? ` with ${event}` : ''}; every other status stays`, () => {

@@ -21,7 +21,7 @@ export function isInFlight(status: string): boolean {
   return (IN_FLIGHT_PAYMENT_STATUSES as readonly string[]).includes(status);
 }
 
-export type PaymentEventType = 'payment.confirming' | 'payment.completed' | 'payment.failed' | 'payment.expired';
+export type PaymentEventType = 'payment.confirming' | 'payment.completed' | 'payment.failed' | 'payment.expired' | 'payment.refunded';
 export type InvoiceEventType = 'invoice.paid' | 'invoice.expired' | 'invoice.cancelled';
 
 export interface Transition<S extends string, E extends string> {
@@ -41,6 +41,8 @@ export interface Transition<S extends string, E extends string> {
  * - reverted: the transaction the payment is matched with reverted on chain. A reverted transfer
  *   to a PENDING payment changes nothing (anyone can send one; it is recorded, never credited).
  * - windowClosed: nothing seen before payment.expiresAt.
+ * - refunded: refunds final on chain add up to everything the payment received (docs/refunds.md).
+ *   Only an ended payment is refunded; new funds to a REFUNDED payment are LATE, as after FAILED.
  */
 export const PAYMENT_TRANSITIONS = {
   credited: { from: ['PENDING', 'EXPIRED'], to: 'PROCESSING', event: null },
@@ -49,6 +51,7 @@ export const PAYMENT_TRANSITIONS = {
   settled: { from: ['PROCESSING', 'CONFIRMING'], to: 'COMPLETED', event: 'payment.completed' },
   reverted: { from: ['PROCESSING', 'CONFIRMING'], to: 'FAILED', event: 'payment.failed' },
   windowClosed: { from: ['PENDING'], to: 'EXPIRED', event: 'payment.expired' },
+  refunded: { from: ['COMPLETED', 'FAILED', 'EXPIRED'], to: 'REFUNDED', event: 'payment.refunded' },
 } as const satisfies Record<string, Transition<PaymentStatus, PaymentEventType>>;
 export type PaymentFact = keyof typeof PAYMENT_TRANSITIONS;
 

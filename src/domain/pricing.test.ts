@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GatewayError } from './errors.ts';
-import { convertMinorToAtomic, priceInvoice } from './pricing.ts';
+import { atomicToMinor, convertMinorToAtomic, priceInvoice } from './pricing.ts';
 import type { PriceInvoiceInput } from './pricing.ts';
 import { createPeggedRateSource, createStaticRateSource } from './rate-source.ts';
 import type { RateSource } from './rate-source.ts';
@@ -105,4 +105,17 @@ test('a missing or unusable rate is RATE_UNAVAILABLE (503); an unknown fiat is I
   await assert.rejects(price({ rates: garbage }), { code: 'RATE_UNAVAILABLE' });
   await assert.rejects(price({ fiatCurrency: 'XYZ' }), (e: unknown) => e instanceof GatewayError && e.code === 'INVALID_CURRENCY' && e.status === 400);
   await assert.rejects(price({ invoiceAmountMinor: '12.5' }), { code: 'VALIDATION_ERROR' });
+});
+
+test('atomicToMinor: the fiat value of coin units, exactly, rounded half up', () => {
+  // 1.5 ETH at 3000.25 EUR = 4500.375 EUR -> 450038 cents (half up)
+  assert.equal(atomicToMinor(1_500_000_000_000_000_000n, 18, '3000.25', 2), 450038n);
+  // 0.00012345 BTC at 65000 USD = 8.02425 USD -> 802 cents
+  assert.equal(atomicToMinor(12_345n, 8, '65000', 2), 802n);
+  // 1 wei at 3000 USD is less than half a cent
+  assert.equal(atomicToMinor(1n, 18, '3000', 2), 0n);
+  // no fraction in JPY
+  assert.equal(atomicToMinor(2_500_000n, 6, '149.5', 0), 374n);
+  // a value no float holds exactly stays exact
+  assert.equal(atomicToMinor(123_456_789_012_345_678_901n, 18, '1', 2), 12346n);
 });

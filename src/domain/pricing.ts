@@ -85,3 +85,15 @@ export function convertMinorToAtomic(minor: bigint, exponent: number, price: str
   const denominator = 10n ** BigInt(exponent) * priceScaled;
   return divCeil(numerator, denominator);
 }
+
+/**
+ * The fiat value of `atomic` coin units at `price` (fiat major units per coin), in fiat minor
+ * units rounded half up: round(atomic * P * 10^exponent / (10^decimals * 10^k)) with price = P / 10^k.
+ */
+export function atomicToMinor(atomic: bigint, decimals: number, price: string, exponent: number): bigint {
+  const fractionDigits = price.split('.')[1]?.length ?? 0;
+  const priceScaled = parseUnits(price, fractionDigits);
+  const numerator = atomic * priceScaled * 10n ** BigInt(exponent);
+  const denominator = 10n ** BigInt(decimals + fractionDigits);
+  return (2n * numerator + denominator) / (2n * denominator);
+}

@@ -1,4 +1,5 @@
 import type { InvoiceStatus, PaymentStatus } from './lifecycle.ts';
+import { formatUnits } from './money.ts';
 
 // The fields the views read, as plain shapes: the stored entities satisfy them, and the domain
 // depends on nothing in src/db.
@@ -145,5 +146,44 @@ export function paymentEventData(p: Payment, invoice: Pick<Invoice, 'id' | 'refe
       amount_difference: amountDifference,
       amountDifference,
     },
+  };
+}
+
+/** The fields of a refund its view reads (src/db/refunds.ts RefundRow satisfies it). */
+export interface RefundFacts {
+  id: string;
+  state: 'PLANNED' | 'PENDING' | 'CONFIRMED' | 'FAILED';
+  symbol: string;
+  decimals: number;
+  /** Atomic units. */
+  amount: string;
+  toAddress: string;
+  fromAddress: string;
+  fromKind: 'deposit' | 'wallet';
+  txid: string | null;
+  /** Native atomic units. */
+  fee: string;
+  createdAt: Date;
+  finalAt: Date | null;
+}
+
+/**
+ * One entry of a payment's `refunds` (our addition to GET /api/v1/payments/{id}, docs/refunds.md):
+ * amounts in coin units as the payment's own, the fee in the chain's native coin.
+ */
+export function refundView(r: RefundFacts, native: { symbol: string; decimals: number }) {
+  return {
+    id: r.id,
+    status: r.state,
+    amount: formatUnits(BigInt(r.amount), r.decimals),
+    cryptoCurrency: r.symbol,
+    address: r.toAddress,
+    fromAddress: r.fromAddress,
+    from: r.fromKind,
+    transactionHash: r.txid,
+    fee: formatUnits(BigInt(r.fee), native.decimals),
+    feeCurrency: native.symbol,
+    createdAt: iso(r.createdAt)!,
+    confirmedAt: iso(r.finalAt),
   };
 }

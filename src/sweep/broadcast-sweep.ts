@@ -1,6 +1,9 @@
 import type { Common } from '../common.ts';
 import type { SweepTx } from '../db/entities/sweep-tx.entity.ts';
-import { applySweepFact } from '../db/lifecycle.ts';
+import { Payment } from '../db/entities/payment.entity.ts';
+import { applySweepFact, finalizeSweepTx } from '../db/lifecycle.ts';
+import { receivedTotal, refundedTotals, refundsOfPayment } from '../db/refunds.ts';
+import { formatUnits } from '../domain/money.ts';
 import { findPlan, recordSignedTxs, txsOfPlan } from '../db/sweeps.ts';
 import { UsageError } from '../domain/errors.ts';
 import type { FamilySweepSender, SignedSweep, SweepPlan } from '../families/sweep.ts';
@@ -14,6 +17,8 @@ import { sweepNetwork } from './plan-sweep.ts';
 // one is only looked at, a refused one is tried again with the same bytes.
 
 export interface BroadcastInput {
+  /** Which command runs: a refund plan is broadcast by `refund broadcast`, which checks its amount again. */
+  kind?: 'sweep' | 'refund';
   signed: string;
   plan?: string;
   wait: boolean;
@@ -77,6 +82,9 @@ async function loadSigned(common: Common, input: BroadcastInput): Promise<{ sign
 
 export async function broadcastSweep(common: Common, input: BroadcastInput, progress: (line: string) => void = () => {}): Promise<BroadcastResult> {
   const { signed, plan } = await loadSigned(common, input);
+  const kind = input.kind ?? 'sweep';
+  if (plan.kind !== kind) throw new UsageError(`${input.signed} is a signed ${plan.kind} plan: broadcast it with \`chaingate ${plan.kind} broadcast\``);
+  if (plan.refund) await assertRefundFits(common, plan, plan.refund);
   const { network, family } = sweepNetwork(common, plan.chain, plan.testnet);
   if (network.network !== plan.network) throw new UsageError(`the plan is for ${plan.chain} ${plan.network}, but this configuration's ${plan.testnet ? 'testnet' : 'mainnet'} is ${network.network}`);
   const sender = await family.sweep.sender();
@@ -113,6 +121,19 @@ export async function broadcastSweep(common: Common, input: BroadcastInput, prog
   }
 }
 
+/** Refunds already on their way or final, with this one, may not cover more than the payment received. */
+async function assertRefundFits(common: Common, plan: SweepPlan, refund: NonNullable<SweepPlan['refund']>): Promise<void> {
+  const em = common.db.em();
+  const payment = await em.findOne(Payment, { id: refund.paymentId });
+  if (!payment) throw new UsageError(`the refund's payment ${refund.paymentId} is not in this database`);
+  const others = refundedTotals(await refundsOfPayment(em, payment.id), plan.id).committed;
+  const received = await receivedTotal(em, payment);
+  if (others + BigInt(refund.amount) > received) {
+    const fmt = (v: bigint) => `${formatUnits(v, refund.decimals)} ${refund.symbol}`;
+    throw new UsageError(`refused: with this refund of ${fmt(BigInt(refund.amount))}, refunds of payment ${payment.id} would cover ${fmt(others + BigInt(refund.amount))}, more than the ${fmt(received)} it received (another refund was broadcast since this one was planned)`);
+  }
+}
+
 /** One look at every transaction of the plan: send what the chain lacks, record what it says. */
 async function onePass(common: Common, plan: SweepPlan, sender: FamilySweepSender, network: Parameters<FamilySweepSender['status']>[0], progress: (line: string) => void): Promise<void> {
   const em = common.db.em();
@@ -124,7 +145,7 @@ async function onePass(common: Common, plan: SweepPlan, sender: FamilySweepSende
     if (row.status === 'FINAL') continue;
     const seen = await sender.status(network, common.config, row.txid);
     if (seen.state === 'final') {
-      await applySweepFact(em, row.id, 'finalized', { error: null, ...(seen.fee ? { fee: seen.fee } : {}) });
+      await finalizeSweepTx(em, row.id, seen.fee ? { fee: seen.fee } : {}, plan.refund?.paymentId ?? null);
       progress(`${tx.id} ${row.txid}: final`);
       continue;
     }

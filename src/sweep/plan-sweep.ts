@@ -1,6 +1,6 @@
 import { getNetwork, type ResolvedNetwork } from '../chains/registry.ts';
 import type { Common } from '../common.ts';
-import { isPoolAddress, recordPlan, sweepCandidates } from '../db/sweeps.ts';
+import { isPoolAddress, type PlanRecord, recordPlan, sweepCandidates } from '../db/sweeps.ts';
 import { InvalidAddressError, UsageError } from '../domain/errors.ts';
 import { isDecimalString, parseUnits } from '../domain/money.ts';
 import { FAMILIES, resolveChains, validateAddress } from '../families/families.ts';
@@ -36,7 +36,13 @@ export function sweepNetwork(common: Pick<Common, 'config'>, chain: string, test
   return { network, family: family as ChainFamilyAdapter & { sweep: NonNullable<ChainFamilyAdapter['sweep']> } };
 }
 
-function address(network: ResolvedNetwork, flag: string, value: string): string {
+/** The database's record of a plan (its whole file as the body). */
+export function planRecord(plan: SweepPlan): PlanRecord {
+  return { id: plan.id, chain: plan.chain, network: plan.network, isTestnet: plan.testnet, kind: plan.kind, toAddress: plan.to, feePayer: plan.feePayer, body: JSON.stringify(plan) };
+}
+
+/** An address given on the command line, in its canonical form, or a UsageError naming the flag. */
+export function checkedAddress(network: ResolvedNetwork, flag: string, value: string): string {
   try {
     return validateAddress(network.family, value, network.testnet, { network: network.network });
   } catch (err) {
@@ -63,8 +69,8 @@ function parseMin(network: ResolvedNetwork, values: string[]): Record<string, bi
 
 export async function planSweep(common: Common, input: PlanSweepInput, now = new Date()): Promise<PlanSweepResult> {
   const { network, family } = sweepNetwork(common, input.chain, input.testnet);
-  const to = address(network, '--to', input.to);
-  const feePayer = input.feePayer === null ? null : address(network, '--fee-payer', input.feePayer);
+  const to = checkedAddress(network, '--to', input.to);
+  const feePayer = input.feePayer === null ? null : checkedAddress(network, '--fee-payer', input.feePayer);
   const min = parseMin(network, input.min);
   const em = common.db.em();
   const pool = { chain: network.chain, isTestnet: network.testnet };
@@ -96,16 +102,7 @@ export async function planSweep(common: Common, input: PlanSweepInput, now = new
     return { written: false, plan, reason };
   }
   // Recorded first: a plan file the database does not know could never be broadcast.
-  await recordPlan(em, {
-    id: plan.id,
-    chain: plan.chain,
-    network: plan.network,
-    isTestnet: plan.testnet,
-    kind: plan.kind,
-    toAddress: plan.to,
-    feePayer: plan.feePayer,
-    body: JSON.stringify(plan),
-  });
+  await common.db.write((x) => recordPlan(x, planRecord(plan), now));
   writePlanFile(input.out, plan);
   return { written: true, plan };
 }

@@ -37,7 +37,8 @@ const sum = (totals: Record<string, { amount: bigint; decimals: number }>): stri
 
 /** The human summary of a plan: per deposit what moves, the fee, what stays and why; then the totals. */
 export function describePlan(plan: SweepPlan, nativeDecimals: number, nativeSymbol: string): string {
-  const lines = [`${plan.chain} ${plan.network}: sweep plan ${plan.id.slice(0, 16)}… to ${plan.to}${plan.feePayer ? ` (fees paid by ${plan.feePayer})` : ''}`];
+  const lines = [`${plan.chain} ${plan.network}: ${plan.kind} plan ${plan.id.slice(0, 16)}… to ${plan.to}${plan.feePayer ? ` (fees paid by ${plan.feePayer})` : ''}`];
+  if (plan.refund) lines.push(`  refund of payment ${plan.refund.paymentId}: covers ${formatHolding({ ...plan.refund })} of what it received`);
   for (const d of plan.deposits) {
     const where = d.derivationIndex === null ? d.address : `#${d.derivationIndex} ${d.address}`;
     const fee = BigInt(d.fee) === 0n ? '' : `, fee ${formatUnits(BigInt(d.fee), nativeDecimals)} ${nativeSymbol}`;

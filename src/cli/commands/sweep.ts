@@ -67,33 +67,11 @@ export function sweepCommand(): Command {
       const { askOnTerminal } = await import('../terminal-question.ts');
       const result = await signSweep(opts, { say: (text) => process.stderr.write(`${text}\n`), confirm: opts.seedStdin || !process.stdin.isTTY ? null : askOnTerminal });
       emit(opts.json, { file: opts.out, planId: result.plan.id, chain: result.plan.chain, network: result.plan.network, to: result.plan.to, totals: result.totals, transactions: result.signed.transactions.map((t) => ({ id: t.id, txid: t.txid })) }, () =>
-        [`signed ${result.signed.transactions.length} transaction${result.signed.transactions.length === 1 ? '' : 's'}: ${result.signed.transactions.map((t) => `${t.id} ${t.txid}`).join(', ')}`, `wrote ${opts.out}: take it to the server and run \`chaingate sweep broadcast --signed ${opts.out}\``].join('\n'),
+        [`signed ${result.signed.transactions.length} transaction${result.signed.transactions.length === 1 ? '' : 's'}: ${result.signed.transactions.map((t) => `${t.id} ${t.txid}`).join(', ')}`, `wrote ${opts.out}: take it to the server and run \`chaingate ${result.plan.kind} broadcast --signed ${opts.out}\``].join('\n'),
       );
     });
 
-  cmd
-    .command('broadcast')
-    .description('records, sends and follows each signed transaction to finality; safe to run again')
-    .requiredOption('--signed <path>', 'signed.json from `sweep sign`')
-    .option('--plan <path>', 'the plan file too, checked against the signed one')
-    .option('--wait', 'follow the transactions until they are final')
-    .option('--json', 'machine-readable output')
-    .action(async (opts: { signed: string; plan?: string; wait?: boolean; json?: boolean }) => {
-      const { withCommon } = await import('../context.ts');
-      const { broadcastSweep } = await import('../../sweep/broadcast-sweep.ts');
-      await withCommon(async (common) => {
-        const result = await broadcastSweep(common, { signed: opts.signed, plan: opts.plan, wait: Boolean(opts.wait) }, opts.json ? undefined : (line) => process.stderr.write(`${line}\n`));
-        const failed = result.transactions.filter((t) => t.status === 'FAILED');
-        emit(opts.json, result, () =>
-          [
-            table(result.transactions.map((t) => ({ ...t, moves: Object.entries(t.moves).map(([s, a]) => `${a} ${s}`).join(', ') })), ['id', 'txid', 'status', 'deposits', 'moves', 'fee', 'error']),
-            result.done ? 'every transaction is final' : failed.length > 0 ? `${failed.length} failed (see error); fix the cause and run the same command again` : 'not final yet: run the same command again (or with --wait) to follow it',
-          ].join('\n'),
-        );
-        // Exit 1 so a script sees it: what failed is recorded and shown; the same command resumes.
-        if (failed.length > 0) throw new Error(`${failed.length} sweep transaction${failed.length === 1 ? '' : 's'} failed: ${failed.map((f) => `${f.id}: ${f.error}`).join('; ')}`);
-      });
-    });
+  cmd.addCommand(broadcastCommand('sweep'));
 
   cmd
     .command('list')
@@ -151,4 +129,30 @@ export function sweepCommand(): Command {
       );
     });
   return cmd;
+}
+
+/** `sweep broadcast` and `refund broadcast`: the same resumable broadcast, each for its own kind of plan. */
+export function broadcastCommand(kind: 'sweep' | 'refund'): Command {
+  return new Command('broadcast')
+    .description('records, sends and follows each signed transaction to finality; safe to run again')
+    .requiredOption('--signed <path>', `signed.json from \`sweep sign\` of a ${kind} plan`)
+    .option('--plan <path>', 'the plan file too, checked against the signed one')
+    .option('--wait', 'follow the transactions until they are final')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { signed: string; plan?: string; wait?: boolean; json?: boolean }) => {
+      const { withCommon } = await import('../context.ts');
+      const { broadcastSweep } = await import('../../sweep/broadcast-sweep.ts');
+      await withCommon(async (common) => {
+        const result = await broadcastSweep(common, { kind, signed: opts.signed, plan: opts.plan, wait: Boolean(opts.wait) }, opts.json ? undefined : (line) => process.stderr.write(`${line}\n`));
+        const failed = result.transactions.filter((t) => t.status === 'FAILED');
+        emit(opts.json, result, () =>
+          [
+            table(result.transactions.map((t) => ({ ...t, moves: Object.entries(t.moves).map(([s, a]) => `${a} ${s}`).join(', ') })), ['id', 'txid', 'status', 'deposits', 'moves', 'fee', 'error']),
+            result.done ? 'every transaction is final' : failed.length > 0 ? `${failed.length} failed (see error); fix the cause and run the same command again` : 'not final yet: run the same command again (or with --wait) to follow it',
+          ].join('\n'),
+        );
+        // Exit 1 so a script sees it: what failed is recorded and shown; the same command resumes.
+        if (failed.length > 0) throw new Error(`${failed.length} ${kind} transaction${failed.length === 1 ? '' : 's'} failed: ${failed.map((f) => `${f.id}: ${f.error}`).join('; ')}`);
+      });
+    });
 }

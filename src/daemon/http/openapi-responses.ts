@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { PAYMENT_METHODS, PAYMENT_TYPES } from '../../db/entities/payment.entity.ts';
 import { INVOICE_STATUSES, PAYMENT_STATUSES } from '../../domain/lifecycle.ts';
-import type { invoiceView, paymentInInvoiceView, paymentStatusView, paymentView } from '../../domain/views.ts';
+import type { invoiceView, paymentInInvoiceView, paymentStatusView, paymentView, refundView } from '../../domain/views.ts';
 import type { ConfirmResult } from '../confirm-payment.ts';
 import type { checkoutPaymentView, invoiceStatusView, publicInvoiceView, publicPaymentStatusView } from './checkout/views.ts';
 
@@ -87,6 +87,24 @@ export const paymentData = z.strictObject({
   metadata: jsonObject,
   invoice: z.strictObject({ id: z.string(), referenceId: z.string(), orderId: z.string(), status: invoiceStatus }),
 });
+
+/** One refund of a payment: our addition to GET /api/v1/payments/{id} (docs/refunds.md). */
+export const refundData = z.strictObject({
+  id: z.string(),
+  status: z.enum(['PLANNED', 'PENDING', 'CONFIRMED', 'FAILED']).describe('PLANNED: not broadcast yet; PENDING: sent, not final; CONFIRMED: final on chain; FAILED: refused or reverted (a later broadcast may still send it)'),
+  amount: decimal.describe('what the refund covers of the payment, in its coin (the network fee included when it came out of the refund)'),
+  cryptoCurrency: z.string(),
+  address: z.string().describe("the buyer's address refunded to"),
+  fromAddress: z.string(),
+  from: z.enum(['deposit', 'wallet']).describe("`deposit`: the payment's own deposit; `wallet`: a merchant wallet address"),
+  transactionHash: z.string().nullable(),
+  fee: z.string().describe("network fee paid, in the chain's native coin"),
+  feeCurrency: z.string(),
+  createdAt: iso,
+  confirmedAt: isoOrNull,
+});
+
+export const paymentWithRefundsData = paymentData.extend({ refunds: z.array(refundData).describe('refunds of this payment, oldest first (chaingate addition)') });
 
 export const paymentListData = z.strictObject({
   items: z.array(paymentData),
@@ -218,6 +236,8 @@ export const RESPONSE_SCHEMAS = {
     InvoiceStatus: invoiceStatusData,
     GatewayCheckout: gatewayCheckoutData,
     Payment: paymentData,
+    PaymentWithRefunds: paymentWithRefundsData,
+    Refund: refundData,
     PaymentList: paymentListData,
     PaymentStatus: paymentStatusData,
   },
@@ -245,6 +265,7 @@ export const VIEW_SCHEMA_TIES: {
   invoice: Matches<ReturnType<typeof invoiceView>, typeof invoiceData>;
   paymentInInvoice: Matches<ReturnType<typeof paymentInInvoiceView>, typeof paymentInInvoiceData>;
   payment: Matches<ReturnType<typeof paymentView>, typeof paymentData>;
+  refund: Matches<ReturnType<typeof refundView>, typeof refundData>;
   paymentStatus: Matches<ReturnType<typeof paymentStatusView>, typeof paymentStatusData>;
   publicInvoice: Matches<ReturnType<typeof publicInvoiceView>, typeof publicInvoiceData>;
   publicInvoiceStatus: Matches<ReturnType<typeof invoiceStatusView>, typeof publicInvoiceStatusData>;
@@ -255,6 +276,7 @@ export const VIEW_SCHEMA_TIES: {
   invoice: true,
   paymentInInvoice: true,
   payment: true,
+  refund: true,
   paymentStatus: true,
   publicInvoice: true,
   publicInvoiceStatus: true,

@@ -6,6 +6,7 @@ import { MerchantPointSchema } from './merchant-point.entity.ts';
 import { ObservedTransferSchema } from './observed-transfer.entity.ts';
 import { PaymentSchema } from './payment.entity.ts';
 import { ReferenceCounterSchema } from './reference-counter.entity.ts';
+import { RefundSchema } from './refund.entity.ts';
 import { SweepPlanSchema } from './sweep-plan.entity.ts';
 import { SweepTxSchema } from './sweep-tx.entity.ts';
 import { WalletAddressSchema } from './wallet-address.entity.ts';
@@ -29,4 +30,5 @@ export const ENTITIES = [
   ReferenceCounterSchema,
   SweepPlanSchema,
   SweepTxSchema,
+  RefundSchema,
 ];

@@ -2,7 +2,10 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../../../domain/errors.ts';
 import { fiatExponent } from '../../../domain/fiat-currencies.ts';
-import { invoiceView, paymentInInvoiceView, paymentStatusView, paymentView } from '../../../domain/views.ts';
+import { invoiceView, paymentInInvoiceView, paymentStatusView, paymentView, refundView } from '../../../domain/views.ts';
+import { refundsOfPayment } from '../../../db/refunds.ts';
+import { CHAIN_DEFAULTS } from '../../../chains/chain-defaults.ts';
+import type { ChainSlug } from '../../../chains/slugs.ts';
 import { idempotentWrite, storedAnswer, type IdempotentWrite, type WriteAnswer } from '../../../app/idempotent-write.ts';
 import type { Executor } from '../../../db/executor.ts';
 import type { ClaimInput } from '../../../db/idempotency.ts';
@@ -226,7 +229,9 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
 
   routes.add('GET', '/payments/:id', async (req, reply) => {
     const payment = await loadPayment(db, idParam(req, 'PAYMENT_NOT_FOUND'), merchantOf(req).id);
-    return sendData(req, reply, paymentView(payment, payment.invoice));
+    const native = CHAIN_DEFAULTS[payment.blockchain as ChainSlug].native;
+    const refunds = (await refundsOfPayment(db.em(), payment.id)).map((r) => refundView(r, native));
+    return sendData(req, reply, { ...paymentView(payment, payment.invoice), refunds });
   });
 
   routes.add('GET', '/payments/:id/status', async (req, reply) => {

@@ -1,0 +1,174 @@
+import type { EntityManager } from '@mikro-orm/sql';
+import { parseUnits } from '../domain/money.ts';
+import type { Executor } from './executor.ts';
+import type { Database } from './orm.ts';
+import { dateOf, nullableDate, rawQuery } from './raw-sql.ts';
+
+// Every statement refunds need (docs/refunds.md). A refund row is written once by `refund plan`;
+// its transaction, fee and state are those of its plan's sweep transactions (sweep_tx), read here
+// by plan id and never copied, so the sweep lifecycle stays their one writer.
+
+export type RefundState = 'PLANNED' | 'PENDING' | 'CONFIRMED' | 'FAILED';
+
+export interface RefundRecord {
+  id: string;
+  paymentId: string;
+  planId: string;
+  chain: string;
+  network: string;
+  isTestnet: boolean;
+  symbol: string;
+  tokenAddress: string | null;
+  decimals: number;
+  /** Atomic units, decimal string. */
+  amount: string;
+  toAddress: string;
+  fromAddress: string;
+  fromKind: 'deposit' | 'wallet';
+  createdAt: Date;
+}
+
+export interface RefundRow extends RefundRecord {
+  state: RefundState;
+  /** The transaction that pays the buyer (the plan's last); null before broadcast. */
+  txid: string | null;
+  /** What the plan's transactions paid in fees, native atomic units. */
+  fee: string;
+  finalAt: Date | null;
+}
+
+/** Writes a refund (in the write that records its plan). */
+export async function recordRefund(x: Executor, r: RefundRecord): Promise<void> {
+  await x.run(
+    `insert into refund (id, payment_id, plan_id, chain, network, is_testnet, symbol, token_address, decimals, amount, to_address, from_address, from_kind, created_at)
+     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [r.id, r.paymentId, r.planId, r.chain, r.network, r.isTestnet, r.symbol, r.tokenAddress, r.decimals, r.amount, r.toAddress, r.fromAddress, r.fromKind, r.createdAt],
+  );
+}
+
+interface RawRefund {
+  id: string;
+  payment_id: string;
+  plan_id: string;
+  chain: string;
+  network: string;
+  is_testnet: boolean | number;
+  symbol: string;
+  token_address: string | null;
+  decimals: number | string;
+  amount: string;
+  to_address: string;
+  from_address: string;
+  from_kind: string;
+  created_at: unknown;
+}
+
+interface RawTx {
+  plan_id: string;
+  tx_key: string;
+  txid: string;
+  status: string;
+  fee: string;
+  final_at: unknown;
+}
+
+/** A refund's state from its plan's transactions: none yet, all final, any failed, else on its way. */
+export function refundState(txs: Pick<RawTx, 'status'>[]): RefundState {
+  if (txs.length === 0) return 'PLANNED';
+  if (txs.every((t) => t.status === 'FINAL')) return 'CONFIRMED';
+  if (txs.some((t) => t.status === 'FAILED')) return 'FAILED';
+  return 'PENDING';
+}
+
+const txOrder = (a: RawTx, b: RawTx) => Number(a.tx_key.slice(3)) - Number(b.tx_key.slice(3));
+
+async function withTxs(em: EntityManager, refunds: RawRefund[]): Promise<RefundRow[]> {
+  if (refunds.length === 0) return [];
+  const plans = refunds.map((r) => r.plan_id);
+  const txs = await em.execute<RawTx[]>(`select plan_id, tx_key, txid, status, fee, final_at from sweep_tx where plan_id in (${plans.map(() => '?').join(', ')})`, plans);
+  return refunds.map((r) => {
+    const mine = txs.filter((t) => t.plan_id === r.plan_id).sort(txOrder);
+    const state = refundState(mine);
+    const last = mine.at(-1);
+    return {
+      id: r.id,
+      paymentId: r.payment_id,
+      planId: r.plan_id,
+      chain: r.chain,
+      network: r.network,
+      isTestnet: r.is_testnet === true || r.is_testnet === 1,
+      symbol: r.symbol,
+      tokenAddress: r.token_address,
+      decimals: Number(r.decimals),
+      amount: r.amount,
+      toAddress: r.to_address,
+      fromAddress: r.from_address,
+      fromKind: r.from_kind === 'wallet' ? 'wallet' : 'deposit',
+      createdAt: dateOf(r.created_at),
+      state,
+      txid: last?.txid ?? null,
+      fee: mine.reduce((s, t) => s + BigInt(t.fee), 0n).toString(),
+      finalAt: state === 'CONFIRMED' ? nullableDate(last?.final_at) : null,
+    };
+  });
+}
+
+/** The refunds of a payment, oldest first, each with its state. */
+export async function refundsOfPayment(em: EntityManager, paymentId: string): Promise<RefundRow[]> {
+  return withTxs(em, await em.execute<RawRefund[]>('select * from refund where payment_id = ? order by created_at, id', [paymentId]));
+}
+
+/** The refund of a plan, or null for a sweep plan. */
+export async function refundOfPlan(em: EntityManager, planId: string): Promise<RefundRow | null> {
+  return (await withTxs(em, await em.execute<RawRefund[]>('select * from refund where plan_id = ?', [planId])))[0] ?? null;
+}
+
+/** Refunds made between two times (created), for the report. */
+export async function refundsBetween(db: Database, from: Date, to: Date): Promise<RefundRow[]> {
+  const em = db.em();
+  return withTxs(em, (await rawQuery<RawRefund>(em, db.dialect, 'select * from refund where created_at >= ? and created_at < ? order by created_at, id', [from, to])).rows);
+}
+
+/**
+ * Atomic units of the payment's coin its address received: what was credited, plus what arrived
+ * after the payment ended (LATE, EXTRA) and was recorded against it but never credited.
+ */
+export async function receivedTotal(em: EntityManager, payment: { id: string; receivedAmount: string; decimals: number }): Promise<bigint> {
+  const rows = await em.execute<{ amount: string }[]>(`select amount from observed_transfer where payment_id = ? and status in ('LATE', 'EXTRA')`, [payment.id]);
+  return rows.reduce((s, r) => s + BigInt(r.amount), parseUnits(payment.receivedAmount, payment.decimals));
+}
+
+/** Atomic units refunds of the payment cover: `final` counts confirmed ones; `committed` also those on their way (broadcast, not failed). */
+export function refundedTotals(refunds: RefundRow[], exceptPlan: string | null = null): { final: bigint; committed: bigint } {
+  let final = 0n;
+  let committed = 0n;
+  for (const r of refunds) {
+    if (r.planId === exceptPlan) continue;
+    if (r.state === 'CONFIRMED') final += BigInt(r.amount);
+    if (r.state === 'CONFIRMED' || r.state === 'PENDING') committed += BigInt(r.amount);
+  }
+  return { final, committed };
+}
+
+export interface DepositSweep {
+  planId: string;
+  status: string;
+  at: Date;
+}
+
+/** Sweep (not refund) transactions that took or are taking funds off an address, newest first. */
+export async function sweepsOfAddress(em: EntityManager, pool: { chain: string; isTestnet: boolean }, address: string): Promise<DepositSweep[]> {
+  const rows = await em.execute<{ plan_id: string; status: string; deposits: string; created_at: unknown }[]>(
+    `select t.plan_id, t.status, t.deposits, t.created_at from sweep_tx t join sweep_plan p on p.id = t.plan_id
+      where t.chain = ? and t.is_testnet = ? and p.kind = 'sweep' and t.status in ('SIGNED', 'SENT', 'FINAL') and t.deposits like ?
+      order by t.created_at desc`,
+    [pool.chain, pool.isTestnet, `%${JSON.stringify(address)}%`],
+  );
+  return rows.filter((r) => (JSON.parse(r.deposits) as string[]).includes(address)).map((r) => ({ planId: r.plan_id, status: r.status, at: dateOf(r.created_at) }));
+}
+
+/** The pool's row of a deposit address: its derivation index and key source (null: not a pool address). */
+export async function poolAddress(em: EntityManager, pool: { chain: string; isTestnet: boolean }, address: string): Promise<{ derivationIndex: number | null; source: string } | null> {
+  const row = (await em.execute<{ derivation_index: number | string | null; source: string }[]>('select derivation_index, source from wallet_address where chain = ? and is_testnet = ? and address = ?', [pool.chain, pool.isTestnet, address]))[0];
+  return row ? { derivationIndex: row.derivation_index === null ? null : Number(row.derivation_index), source: row.source } : null;
+}

@@ -1,0 +1,160 @@
+import type { Common } from '../common.ts';
+import { Payment } from '../db/entities/payment.entity.ts';
+import { poolAddress, receivedTotal, recordRefund, refundedTotals, refundsOfPayment, sweepsOfAddress } from '../db/refunds.ts';
+import { recordPlan } from '../db/sweeps.ts';
+import { UsageError } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
+import { isLivePayment } from '../domain/lifecycle.ts';
+import { formatUnits, isDecimalString, parseUnits } from '../domain/money.ts';
+import type { RefundAsk, SweepCandidate, SweepPlan } from '../families/sweep.ts';
+import { planId, writePlanFile } from './plan-file.ts';
+import { checkedAddress, planRecord, sweepNetwork } from './plan-sweep.ts';
+
+// `chaingate refund plan` (docs/refunds.md): how much of a payment may go back, from where, and
+// a refund plan (kind "refund") built by the chain family's sweep planner, which `sweep sign`
+// signs offline like any plan. The refund is recorded with its plan in one write.
+
+export interface PlanRefundInput {
+  payment: string;
+  to: string;
+  /** Coin units (decimal string); absent: the over-payment. */
+  amount?: string;
+  /** `deposit` (the default) or a merchant wallet address. */
+  fromAddress?: string;
+  feePayer: string | null;
+  out: string;
+}
+
+export interface PlanRefundResult {
+  plan: SweepPlan;
+  refundId: string;
+  /** Atomic units of the payment's coin. */
+  received: bigint;
+  alreadyRefunded: bigint;
+}
+
+/** What the payment received, what refunds already cover, and the amount of this one (atomic). */
+function refundAmount(payment: Payment, received: bigint, committed: bigint, asked: string | undefined): bigint {
+  const fmt = (v: bigint) => `${formatUnits(v, payment.decimals)} ${payment.cryptoCurrency}`;
+  const left = received - committed;
+  if (asked !== undefined) {
+    if (!isDecimalString(asked)) throw new UsageError(`--amount ${asked}: not a decimal amount such as 0.5`);
+    let amount: bigint;
+    try {
+      amount = parseUnits(asked, payment.decimals);
+    } catch {
+      throw new UsageError(`--amount ${asked}: ${payment.cryptoCurrency} has ${payment.decimals} decimals`);
+    }
+    if (amount <= 0n) throw new UsageError('--amount must be more than 0');
+    if (amount > left) {
+      throw new UsageError(
+        `--amount ${asked} ${payment.cryptoCurrency} is more than was received: the payment received ${fmt(received)}${committed > 0n ? `, of which refunds already cover ${fmt(committed)}` : ''}; at most ${fmt(left)} can be refunded`,
+      );
+    }
+    return amount;
+  }
+  // The merchant keeps the expected amount of a completed payment; of any other, nothing.
+  let kept = 0n;
+  if (payment.status === 'COMPLETED') {
+    try {
+      kept = parseUnits(payment.expectedAmount, payment.decimals);
+    } catch {
+      throw new UsageError(`payment ${payment.id} was priced verbatim (expected ${payment.expectedAmount} is not a ${payment.cryptoCurrency} amount): give --amount`);
+    }
+  }
+  const over = received - kept - committed;
+  if (over <= 0n) {
+    throw new UsageError(
+      `payment ${payment.id} has no over-payment to refund (received ${fmt(received)}, expected ${payment.expectedAmount} ${payment.cryptoCurrency}${committed > 0n ? `, refunds already cover ${fmt(committed)}` : ''}): give --amount to refund part or all of ${fmt(left)}`,
+    );
+  }
+  return over;
+}
+
+export async function planRefund(common: Common, input: PlanRefundInput, now = new Date()): Promise<PlanRefundResult> {
+  const em = common.db.em();
+  const payment = await em.findOne(Payment, { id: input.payment.trim() });
+  if (!payment) throw new UsageError(`no payment ${JSON.stringify(input.payment)}`);
+  if (payment.status === 'REFUNDED') throw new UsageError(`payment ${payment.id} is already REFUNDED in full`);
+  if (isLivePayment(payment.status)) throw new UsageError(`payment ${payment.id} is ${payment.status}: a payment is refunded once it has ended (COMPLETED, FAILED or EXPIRED)`);
+  const { network, family } = sweepNetwork(common, payment.blockchain, payment.isTestnet);
+  if (network.network !== payment.network) throw new UsageError(`payment ${payment.id} is on ${payment.blockchain} ${payment.network}, but this configuration's ${payment.isTestnet ? 'testnet' : 'mainnet'} is ${network.network}`);
+  const pool = { chain: network.chain, isTestnet: network.testnet };
+
+  const to = checkedAddress(network, '--to', input.to);
+  if (await poolAddress(em, pool, to)) throw new UsageError(`--to is an address of the ${network.chain} deposit pool: refund to the buyer's own address`);
+  const feePayer = input.feePayer === null ? null : checkedAddress(network, '--fee-payer', input.feePayer);
+
+  const received = await receivedTotal(em, payment);
+  if (received === 0n) throw new UsageError(`payment ${payment.id} received nothing: there is nothing to refund`);
+  const refunds = await refundsOfPayment(em, payment.id);
+  const { committed } = refundedTotals(refunds);
+  const amount = refundAmount(payment, received, committed, input.amount);
+
+  const candidate = await refundSource(common, payment, pool, input.fromAddress);
+  const ask: RefundAsk = { symbol: payment.cryptoCurrency, token: payment.tokenAddress ?? null, decimals: payment.decimals, amount };
+  const planner = await family.sweep.planner();
+  const planned = await planner.plan({ network, config: common.config, log: common.log, candidates: [candidate], to, feePayer, min: {}, refund: ask });
+  if (planned.transactions.length === 0) throw new UsageError(`the ${network.chain} planner found nothing to send from ${candidate.address}: ${planned.skipped.map((s) => s.reason).join('; ') || 'no reason given'}`);
+  const body: Omit<SweepPlan, 'id'> = {
+    format: 'chaingate-sweep-plan/1',
+    kind: 'refund',
+    chain: network.chain,
+    family: network.family,
+    network: network.network,
+    testnet: network.testnet,
+    to,
+    feePayer,
+    createdAt: now.toISOString(),
+    refund: { paymentId: payment.id, symbol: ask.symbol, token: ask.token, decimals: ask.decimals, amount: amount.toString() },
+    deposits: planned.deposits,
+    skipped: planned.skipped,
+    transactions: planned.transactions,
+  };
+  const plan: SweepPlan = { ...body, id: planId(body) };
+  const refundId = newId();
+  await common.db.write(async (x) => {
+    await recordPlan(x, planRecord(plan), now);
+    await recordRefund(x, {
+      id: refundId,
+      paymentId: payment.id,
+      planId: plan.id,
+      chain: network.chain,
+      network: network.network,
+      isTestnet: network.testnet,
+      symbol: ask.symbol,
+      tokenAddress: ask.token,
+      decimals: ask.decimals,
+      amount: amount.toString(),
+      toAddress: to,
+      fromAddress: candidate.address,
+      fromKind: candidate.source === 'wallet' ? 'wallet' : 'deposit',
+      createdAt: now,
+    });
+  });
+  writePlanFile(input.out, plan);
+  return { plan, refundId, received, alreadyRefunded: committed };
+}
+
+/** The address the refund is paid from: the payment's deposit unless it was swept, or the wallet named. */
+async function refundSource(common: Common, payment: Payment, pool: { chain: string; isTestnet: boolean }, fromAddress: string | undefined): Promise<SweepCandidate> {
+  const em = common.db.em();
+  const { network } = sweepNetwork(common, pool.chain, pool.isTestnet);
+  if (fromAddress !== undefined) {
+    const address = checkedAddress(network, '--from-address', fromAddress);
+    if (await poolAddress(em, pool, address)) throw new UsageError(`--from-address ${address} is a deposit address of the pool: leave out --from-address to refund from the payment's own deposit`);
+    return { address, derivationIndex: null, source: 'wallet' };
+  }
+  if (payment.paymentType !== 'DIRECT') {
+    throw new UsageError(`payment ${payment.id} was paid through the contract into the treasury ${payment.address}: refund from a wallet address with --from-address`);
+  }
+  const deposit = await poolAddress(em, pool, payment.address);
+  if (!deposit) throw new UsageError(`the deposit ${payment.address} is not in the ${pool.chain} pool any more: refund from a wallet address with --from-address`);
+  const sweeps = await sweepsOfAddress(em, pool, payment.address);
+  const last = sweeps[0];
+  if (last) {
+    const what = last.status === 'FINAL' ? `was swept on ${last.at.toISOString().slice(0, 10)}` : 'is in a sweep on its way';
+    throw new UsageError(`the deposit ${payment.address} ${what} (sweep plan ${last.planId.slice(0, 16)}…): its funds are in your cold wallet, not on the deposit; refund from a wallet address with --from-address <address>`);
+  }
+  return { address: payment.address, derivationIndex: deposit.derivationIndex, source: deposit.source };
+}
