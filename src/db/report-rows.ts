@@ -148,8 +148,8 @@ export async function sweepsFinal(db: Database, from: Date, to: Date): Promise<S
 }
 
 function decimalsOf(body: string): Record<string, number> {
-  const plan = JSON.parse(body) as { deposits: { moves: { symbol: string; decimals: number }[] }[] };
-  return Object.fromEntries(plan.deposits.flatMap((d) => d.moves.map((m) => [m.symbol, m.decimals])));
+  const plan = JSON.parse(body) as { deposits?: { moves: { symbol: string; decimals: number }[] }[] };
+  return Object.fromEntries((plan.deposits ?? []).flatMap((d) => d.moves.map((m) => [m.symbol, m.decimals])));
 }
 
 /** Refunds confirmed between the two times. */

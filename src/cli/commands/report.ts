@@ -9,8 +9,10 @@ export function reportCommand(): Command {
     .requiredOption('--from <date>', 'first day (YYYY-MM-DD, UTC) or an ISO 8601 time, inclusive')
     .requiredOption('--to <date>', 'last day (YYYY-MM-DD, UTC: the whole day is included) or an ISO 8601 time, exclusive')
     .option('--format <format>', 'csv or json', 'csv')
+    .option('--json', 'the same as --format json')
     .option('--out <path>', 'write to this file instead of stdout')
-    .action(async (opts: { from: string; to: string; format: string; out?: string }) => {
+    .action(async (opts: { from: string; to: string; format: string; json?: boolean; out?: string }) => {
+      if (opts.json) opts.format = 'json';
       const { withCommon } = await import('../context.ts');
       const { UsageError } = await import('../../domain/errors.ts');
       const { buildReport, parseReportDate, reportCsv } = await import('../../report/report.ts');
