@@ -6,7 +6,9 @@ import { checkBitcoinKeyKind } from './account-keys.ts';
 import type { FamilySweepPlanner, Holding, PlannedDeposit, SweepCandidate, UnsignedSweepTx } from '../sweep.ts';
 import { bitcoinJsNetwork } from './networks.ts';
 import { createSweepApi, type Utxo } from './sweep-api.ts';
-import { depositScript, dustLimit, INPUT_WEIGHT, outputWeight, overheadWeight, vsizeOf } from './sweep-weights.ts';
+import { btc, type BitcoinSweepPayload } from './sweep-payload.ts';
+import { planRefund } from './sweep-refund.ts';
+import { depositScript, type DepositScript, dustLimit, INPUT_WEIGHT, outputWeight, overheadWeight, vsizeOf } from './sweep-weights.ts';
 
 // The bitcoin sweep plan (docs/sweeps/bitcoin.md): every confirmed output of the deposits spent by
 // one PSBT (more only past MAX_INPUTS) paying the cold address, the fee taken from the coins at the
@@ -21,35 +23,46 @@ const FEE_TARGET_BLOCKS = 6;
 const MIN_FEE_RATE = 1n;
 const HARDENED = 0x8000_0000;
 
-export interface BitcoinSweepPayload {
-  /** The unsigned PSBT (BIP174), base64. */
-  psbt: string;
-  /** sat/vB. */
-  feeRate: string;
-  /** The largest vsize the signed transaction can have; fee = vsize × feeRate. */
-  vsize: number;
-  /** Satoshis: inputs minus the output. */
-  fee: string;
-}
+export type { BitcoinSweepPayload } from './sweep-payload.ts';
 
 interface Spend {
   candidate: SweepCandidate;
-  script: 'p2wpkh' | 'p2tr';
+  script: DepositScript;
   utxos: Utxo[];
   total: bigint;
   holdings: Holding[];
   leftBehind: PlannedDeposit['leftBehind'];
 }
 
-const btc = (amount: bigint): Holding => ({ symbol: 'BTC', token: null, decimals: 8, amount: amount.toString() });
-
 export const bitcoinSweepPlanner: FamilySweepPlanner = {
-  async plan({ network, config, log, candidates, to, feePayer, min, accountKey, masterFingerprint }) {
-    if (feePayer !== null) throw new UsageError('bitcoin sweeps pay their fee out of the swept coins: leave out --fee-payer');
+  async plan({ network, config, log, candidates, to, feePayer, min, accountKey, masterFingerprint, refund }) {
+    if (feePayer !== null) throw new UsageError(`bitcoin ${refund ? 'refunds' : 'sweeps'} pay their fee out of the coins moved: leave out --fee-payer`);
     bitcoin.initEccLib(ecc);
     const js = bitcoin.networks[bitcoinJsNetwork(network.testnet, network.network)];
     const toScript = bitcoin.address.toOutputScript(to, js);
     const derivation = accountKey ? derivationOf(accountKey, network.testnet, masterFingerprint ?? null, candidates, js) : null;
+    const inputOf = (candidate: SweepCandidate, script: DepositScript, utxo: Utxo) => ({
+      hash: utxo.txid,
+      index: utxo.vout,
+      // Opt in to replace-by-fee: a sweep stuck at a low rate can be bumped by its signer.
+      sequence: 0xfffffffd,
+      witnessUtxo: { script: bitcoin.address.toOutputScript(candidate.address, js), value: utxo.value },
+      ...(derivation?.(candidate, script) ?? {}),
+    });
+    const api = createSweepApi(network, config);
+    const feeRate = async () => maxBig((await api.feeRate(FEE_TARGET_BLOCKS)) ?? MIN_FEE_RATE, MIN_FEE_RATE);
+
+    if (refund) {
+      const candidate = candidates[0];
+      if (candidates.length !== 1 || !candidate) throw new UsageError(`a refund moves coins from one address, not ${candidates.length}`);
+      if (refund.token !== null || refund.symbol !== 'BTC') throw new UsageError(`bitcoin refunds move BTC only, not ${refund.symbol}`);
+      const script = depositScript(candidate.address);
+      if (script === null) throw new UsageError(`${candidate.address} is not a P2WPKH or P2TR address: refund from the wallet it came from`);
+      const rate = await feeRate();
+      const utxos = (await api.utxos([candidate.address])).get(candidate.address) ?? [];
+      log.info({ chain: network.chain, network: network.network, feeRate: rate.toString() }, 'planning a bitcoin refund');
+      return planRefund({ candidate, script, utxos, rate, refund, toScript, js, inputOf });
+    }
 
     const skipped: { address: string; reason: string }[] = [];
     const usable = candidates.filter((c) => {
@@ -57,9 +70,8 @@ export const bitcoinSweepPlanner: FamilySweepPlanner = {
       skipped.push({ address: c.address, reason: 'not a P2WPKH or P2TR address: spend it with the wallet it came from' });
       return false;
     });
-    const api = createSweepApi(network, config);
     const utxos = usable.length === 0 ? new Map<string, Utxo[]>() : await api.utxos(usable.map((c) => c.address));
-    const rate = maxBig((await api.feeRate(FEE_TARGET_BLOCKS)) ?? MIN_FEE_RATE, MIN_FEE_RATE);
+    const rate = await feeRate();
     log.info({ chain: network.chain, network: network.network, feeRate: rate.toString(), deposits: usable.length }, 'planning a bitcoin sweep');
 
     const minimum = min.BTC ?? 0n;
@@ -108,17 +120,7 @@ export const bitcoinSweepPlanner: FamilySweepPlanner = {
       }
       const psbt = new bitcoin.Psbt({ network: js });
       psbt.setVersion(2);
-      for (const { spend, utxo } of inputs) {
-        const witnessScript = bitcoin.address.toOutputScript(spend.candidate.address, js);
-        psbt.addInput({
-          hash: utxo.txid,
-          index: utxo.vout,
-          // Opt in to replace-by-fee: a sweep stuck at a low rate can be bumped by its signer.
-          sequence: 0xfffffffd,
-          witnessUtxo: { script: witnessScript, value: utxo.value },
-          ...(derivation?.(spend.candidate, spend.script) ?? {}),
-        });
-      }
+      for (const { spend, utxo } of inputs) psbt.addInput(inputOf(spend.candidate, spend.script, utxo));
       psbt.addOutput({ script: toScript, value: out });
       // Each deposit pays for its own inputs; the transaction's overhead and output go to the largest.
       const fees = chunk.map((s) => (BigInt(s.utxos.length * INPUT_WEIGHT[s.script]) * rate + 3n) / 4n);

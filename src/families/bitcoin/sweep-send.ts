@@ -1,7 +1,7 @@
 import * as bitcoin from 'bitcoinjs-lib';
 import type { FamilySweepSender } from '../sweep.ts';
 import { bitcoinJsNetwork } from './networks.ts';
-import type { BitcoinSweepPayload } from './sweep-plan.ts';
+import type { BitcoinSweepPayload } from './sweep-payload.ts';
 import { createSweepApi } from './sweep-api.ts';
 
 // Broadcast and follow a signed bitcoin sweep: Esplora POST /tx or Core sendrawtransaction. A node

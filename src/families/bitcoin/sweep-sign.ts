@@ -6,13 +6,14 @@ import { UsageError } from '../../domain/errors.ts';
 import { decodeBase58Check } from '../base58check.ts';
 import type { FamilySweepSigner, SweepCandidate, SweepKey, SweepPlan } from '../sweep.ts';
 import { bitcoinJsNetwork } from './networks.ts';
-import type { BitcoinSweepPayload } from './sweep-plan.ts';
-import { depositScript, type DepositScript } from './sweep-weights.ts';
+import type { BitcoinSweepPayload } from './sweep-payload.ts';
+import { depositScript, type DepositScript, droppedChangeCeiling } from './sweep-weights.ts';
 
 // The offline half of a bitcoin sweep: keys from the wallet seed (BIP84 for bc1q…, BIP86 for bc1p…),
 // found by the pool's key fingerprint and checked against every deposit address, then each PSBT
-// checked against the plan (one output, to the plan's destination, for the plan's fee) and signed,
-// finalized and extracted. Pure: no database, no network.
+// checked against the plan (one output, to the plan's destination, for the plan's fee; a refund may
+// add one change output back to its address) and signed, finalized and extracted. Pure: no
+// database, no network.
 
 const bip32 = BIP32Factory(ecc);
 const HARDENED = 0x8000_0000;
@@ -40,8 +41,12 @@ function scriptOf(candidate: SweepCandidate): DepositScript {
 }
 
 function label(candidate: SweepCandidate): string {
+  if (candidate.source === 'wallet') return `(the wallet address ${candidate.address})`;
   return candidate.derivationIndex === null ? `from a list file (key ${candidate.source})` : `#${candidate.derivationIndex} (key ${candidate.source})`;
 }
+
+/** Sources whose keys are searched under account 0 rather than found by the pool's fingerprint. */
+const SEARCHED: ReadonlySet<string> = new Set(['file', 'wallet']);
 
 const accountCache = new WeakMap<Uint8Array, Map<string, BIP32Interface>>();
 
@@ -63,21 +68,30 @@ function accountFor(seed: Uint8Array, purpose: number, coin: number, fingerprint
   return null;
 }
 
-/** The receive key `0/index` of an account, or a search of the first `searchLimit` children; checked against the plan's address. */
-function keyUnder(account: BIP32Interface, candidate: SweepCandidate, plan: SweepPlan, searchLimit: number): SweepKey {
+/**
+ * The receive key `0/index` of an account, or a search of the first `searchLimit` children (receive
+ * ones, and change ones too for a merchant wallet address, which a wallet may have used as either);
+ * checked against the plan's address. `where` names the account in the error.
+ */
+function keyUnder(account: BIP32Interface, candidate: SweepCandidate, plan: SweepPlan, searchLimit: number, where: string): SweepKey {
   const script = scriptOf(candidate);
   const network = networkOf(plan);
-  const receive = account.derive(0);
+  const chains = candidate.source === 'wallet' ? [0, 1] : [0];
   const indexes = candidate.derivationIndex !== null ? [candidate.derivationIndex] : Array.from({ length: searchLimit }, (_, i) => i);
-  for (const index of indexes) {
-    const child = receive.derive(index);
-    if (addressOf(child.publicKey, script, network) === candidate.address) return { address: candidate.address, privateKey: Uint8Array.from(child.privateKey!) };
+  for (const chain of chains) {
+    const parent = account.derive(chain);
+    for (const index of indexes) {
+      const child = parent.derive(index);
+      if (addressOf(child.publicKey, script, network) === candidate.address) return { address: candidate.address, privateKey: Uint8Array.from(child.privateKey!) };
+    }
   }
-  throw new UsageError(
-    candidate.derivationIndex !== null
-      ? `deposit ${label(candidate)}: the key this secret derives at 0/${candidate.derivationIndex} is not the plan's address for it: a wrong seed, or a plan that was not made from this wallet's pool`
-      : `deposit ${label(candidate)}: none of the first ${searchLimit} receive keys of this secret gives the plan's address`,
-  );
+  if (candidate.derivationIndex !== null) {
+    throw new UsageError(`deposit ${label(candidate)}: the key this secret derives at 0/${candidate.derivationIndex} is not the plan's address for it: a wrong seed, or a plan that was not made from this wallet's pool`);
+  }
+  if (candidate.source === 'wallet') {
+    throw new UsageError(`the wallet address ${candidate.address}: none of the first ${searchLimit} receive (${where}/0/…) or change (${where}/1/…) keys of this secret gives it: a wrong secret, or an address of another account`);
+  }
+  throw new UsageError(`deposit ${label(candidate)}: none of the first ${searchLimit} receive keys of this secret gives the plan's address`);
 }
 
 /** SLIP-0132 private versions: xprv/tprv (BIP32), zprv/vprv (BIP84). */
@@ -95,14 +109,33 @@ function parseAccountPrivateKey(text: string): BIP32Interface {
   }
 }
 
+/** A refund's one transaction spends one address; its change, if any, goes back there. */
+function refundChangeScript(plan: SweepPlan, txId: string, deposits: string[], network: bitcoin.Network): Uint8Array {
+  if (plan.deposits.length !== 1 || plan.transactions.length !== 1 || deposits.length !== 1 || deposits[0] !== plan.deposits[0]!.address) {
+    throw new UsageError(`${txId}: a refund plan spends one address in one transaction: refused`);
+  }
+  return bitcoin.address.toOutputScript(deposits[0], network);
+}
+
+/** The buyer receives the refund, or the refund less the fee it paid: never more, never less. */
+function checkRefundAmount(plan: SweepPlan, txId: string, paid: bigint, fee: bigint): void {
+  const refund = plan.refund;
+  if (refund?.symbol !== 'BTC' || refund.token !== null || !/^\d+$/.test(refund.amount)) throw new UsageError(`${txId}: a refund plan without a BTC refund amount: refused`);
+  const amount = BigInt(refund.amount);
+  if (paid > amount || amount - paid > fee) {
+    throw new UsageError(`${txId}: the PSBT pays the buyer ${paid} sat, but the refund is ${amount} sat (less its ${fee} sat fee at most): refused`);
+  }
+}
+
 export const bitcoinSweepSigner: FamilySweepSigner = {
   deriveKey(seed, candidate, plan, searchLimit) {
     bitcoin.initEccLib(ecc);
     const script = scriptOf(candidate);
     const purpose = script === 'p2tr' ? 86 : 84;
     const coin = plan.testnet ? 1 : 0;
-    if (candidate.source === 'file') {
-      return keyUnder(bip32.fromSeed(seed).derivePath(`m/${purpose}'/${coin}'/0'`), candidate, plan, searchLimit);
+    if (SEARCHED.has(candidate.source)) {
+      const path = `m/${purpose}'/${coin}'/0'`;
+      return keyUnder(bip32.fromSeed(seed).derivePath(path), candidate, plan, searchLimit, path);
     }
     const account = accountFor(seed, purpose, coin, candidate.source.replace(/^p2tr:/, ''));
     if (account === null) {
@@ -110,17 +143,17 @@ export const bitcoinSweepSigner: FamilySweepSigner = {
         `deposit ${label(candidate)}: no account m/${purpose}'/${coin}'/0' … ${ACCOUNTS_SEARCHED - 1}' of this seed is the key the pool was seeded from: a wrong seed (or a BIP39 passphrase, which chaingate does not take)`,
       );
     }
-    return keyUnder(account, candidate, plan, searchLimit);
+    return keyUnder(account, candidate, plan, searchLimit, `m/${purpose}'/${coin}'/${account.index - HARDENED}'`);
   },
 
   deriveKeyFromAccount(accountKey, candidate, plan, searchLimit) {
     bitcoin.initEccLib(ecc);
     const node = parseAccountPrivateKey(accountKey);
     if (node.depth !== 3 || node.index < HARDENED) throw new UsageError('the account key must be an account-level key (depth 3, such as m/84\'/0\'/0\')');
-    if (candidate.source !== 'file' && fingerprintOf(node) !== candidate.source.replace(/^p2tr:/, '')) {
+    if (!SEARCHED.has(candidate.source) && fingerprintOf(node) !== candidate.source.replace(/^p2tr:/, '')) {
       throw new UsageError(`deposit ${label(candidate)}: the account key given is not the one this pool was seeded from (fingerprint ${fingerprintOf(node)})`);
     }
-    return keyUnder(node, candidate, plan, searchLimit);
+    return keyUnder(node, candidate, plan, searchLimit, 'the account key');
   },
 
   sign(plan, keys) {
@@ -134,8 +167,12 @@ export const bitcoinSweepSigner: FamilySweepSigner = {
       const psbt = bitcoin.Psbt.fromBase64(payload.psbt, { network });
       // The signature covers what the PSBT says, not the summary: both must agree before anything is signed.
       const outputs = psbt.txOutputs;
-      if (outputs.length !== 1 || Buffer.compare(Buffer.from(outputs[0]!.script), Buffer.from(toScript)) !== 0) {
-        throw new UsageError(`${tx.id}: the PSBT pays somewhere other than the plan's destination ${plan.to}: refused`);
+      const paying = (script: Uint8Array) => outputs.filter((o) => Buffer.compare(Buffer.from(o.script), Buffer.from(script)) === 0);
+      // A refund may keep its remainder with one change output back to the address it spends.
+      const change = plan.kind === 'refund' ? paying(refundChangeScript(plan, tx.id, tx.deposits, network)) : [];
+      if (paying(toScript).length !== 1 || change.length > 1 || outputs.length !== 1 + change.length) {
+        const allowed = plan.kind === 'refund' ? ' (and at most one change output back to the refunding address)' : '';
+        throw new UsageError(`${tx.id}: the PSBT pays somewhere other than the plan's destination ${plan.to}${allowed}: refused`);
       }
       let inputSum = 0n;
       psbt.data.inputs.forEach((input, i) => {
@@ -144,14 +181,16 @@ export const bitcoinSweepSigner: FamilySweepSigner = {
         if (!tx.deposits.includes(address) || !byAddress.has(address)) throw new UsageError(`${tx.id} input ${i}: spends an address that is not a deposit of the plan`);
         inputSum += input.witnessUtxo.value;
       });
-      const output = outputs[0]!.value;
-      const fee = inputSum - output;
+      const output = paying(toScript)[0]!.value;
+      const fee = inputSum - output - (change[0]?.value ?? 0n);
       const plannedFee = tx.deposits.reduce((s, a) => s + BigInt(byAddress.get(a)?.fee ?? '0'), 0n);
       const plannedMoves = tx.deposits.reduce((s, a) => s + BigInt(byAddress.get(a)?.moves.find((m) => m.symbol === 'BTC')?.amount ?? '0'), 0n);
       if (fee !== plannedFee || fee !== BigInt(payload.fee) || output !== plannedMoves) {
         throw new UsageError(`${tx.id}: the PSBT's fee (${fee} sat) or amount (${output} sat) is not what the plan's summary says (${plannedFee} sat, ${plannedMoves} sat): refused`);
       }
-      if (fee > BigInt(payload.vsize) * BigInt(payload.feeRate)) throw new UsageError(`${tx.id}: the fee is above the plan's rate times its size: refused`);
+      const dropped = plan.kind === 'refund' && change.length === 0 ? droppedChangeCeiling(bitcoin.address.toOutputScript(tx.deposits[0]!, network), BigInt(payload.feeRate)) : 0n;
+      if (fee > BigInt(payload.vsize) * BigInt(payload.feeRate) + dropped) throw new UsageError(`${tx.id}: the fee is above the plan's rate times its size: refused`);
+      if (plan.kind === 'refund') checkRefundAmount(plan, tx.id, output, fee);
 
       psbt.data.inputs.forEach((input, i) => {
         const address = bitcoin.address.fromOutputScript(input.witnessUtxo!.script, network);

@@ -51,3 +51,11 @@ export function dustLimit(script: Uint8Array): bigint {
   const spendSize = witness ? 32 + 4 + 1 + 4 + Math.floor(107 / 4) : 32 + 4 + 1 + 107 + 4;
   return BigInt((outputSize + spendSize) * 3);
 }
+
+/**
+ * The most a refund without a change output pays above its vsize × rate: the change it did not make
+ * because that output would have held less than the dust limit after paying for itself.
+ */
+export function droppedChangeCeiling(changeScript: Uint8Array, rate: bigint): bigint {
+  return BigInt(vsizeOf(outputWeight(changeScript.length))) * rate + dustLimit(changeScript);
+}
