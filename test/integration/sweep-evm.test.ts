@@ -7,40 +7,21 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Contract, getAddress, HDNodeWallet, Mnemonic, parseEther, parseUnits, Transaction, Wallet } from 'ethers';
+import { type Contract, getAddress, parseEther, parseUnits, Transaction, Wallet } from 'ethers';
 import type { ResolvedNetwork } from '../../src/chains/registry.ts';
 import type { Config } from '../../src/config/schema.ts';
-import { loadConfig } from '../../src/config/load-config.ts';
 import { deployFixtures, type EvmFixtures } from '../../src/devnet/evm-fixtures.ts';
 import { startHardhatNode, type HardhatNode } from '../../src/devnet/hardhat-node.ts';
-import { keyFingerprint } from '../../src/families/key-material.ts';
 import { evmSweepPlanner } from '../../src/families/evm/sweep-plan.ts';
-import { CREATE2_DEPLOYER, delegationCode, SWEEPER_ABI, SWEEPER_ADDRESS } from '../../src/families/evm/sweep-payload.ts';
+import { delegationCode, SWEEPER_ABI, SWEEPER_ADDRESS } from '../../src/families/evm/sweep-payload.ts';
 import { evmSweepSender } from '../../src/families/evm/sweep-send.ts';
 import { evmSweepSigner } from '../../src/families/evm/sweep-sign.ts';
-import { resolveChains } from '../../src/families/families.ts';
-import type { SignedSweepTx, SweepCandidate, SweepKey, SweepPlan } from '../../src/families/sweep.ts';
+import type { SignedSweepTx, SweepCandidate, SweepPlan } from '../../src/families/sweep.ts';
 import { createLogger } from '../../src/logger.ts';
+import { accountNode, broadcastAll as broadcastOn, candidate, depositAddress, feePayer, prepareSweepChain, seedBytes, signOffline, token as fixtureToken } from '../helpers/evm-sweep.ts';
 
-/** BIP39's own test vector phrase: a seed whose addresses hold nothing on the Hardhat chain. */
-const PHRASE = 'legal winner thank year wave sausage worth useful legal winner thank yellow';
-const seed = Mnemonic.fromPhrase(PHRASE).computeSeed();
-const seedBytes = Buffer.from(seed.slice(2), 'hex');
-const accountNode = HDNodeWallet.fromSeed(seed).derivePath("m/44'/60'/0'");
-const source = keyFingerprint(accountNode.neuter().extendedKey);
-const depositAddress = (i: number) => accountNode.deriveChild(0).deriveChild(i).address;
-/** The fee payer: the account's first change address (sweep-sign.ts looks there). */
-const feePayer = accountNode.deriveChild(1).deriveChild(0).address;
 const cold = getAddress('0x000000000000000000000000000000000000c01d');
 const attacker = getAddress('0x00000000000000000000000000000000bad0bad0');
-
-/**
- * The canonical deployment of github.com/Arachnid/deterministic-deployment-proxy: a pre-EIP-155
- * transaction from a keyless sender, the same on every chain, which places the CREATE2 proxy.
- */
-const PROXY_DEPLOYMENT_TX =
-  '0xf8a58085174876e800830186a08080b853604580600e600039806000f350fe7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffe03601600081602082378035828234f58015156039578182fd5b8082525050506014600cf31ba02222222222222222222222222222222222222222222222222222222222222222a02222222222222222222222222222222222222222222222222222222222222222';
-const PROXY_DEPLOYER = '0x3fab184622dc19b6109349b94811493bf2a45362';
 
 let node: HardhatNode;
 let fx: EvmFixtures;
@@ -48,35 +29,8 @@ let config: Config;
 let network: ResolvedNetwork;
 const log = createLogger('silent');
 
-function candidate(i: number): SweepCandidate {
-  return { address: depositAddress(i), derivationIndex: i, source };
-}
-
 function planFile(chainPart: Pick<SweepPlan, 'deposits' | 'skipped' | 'transactions'>, to = cold): SweepPlan {
   return { format: 'chaingate-sweep-plan/1', id: 'test', kind: 'sweep', chain: 'ethereum', family: 'evm', network: network.network, testnet: true, to, feePayer, createdAt: new Date().toISOString(), ...chainPart };
-}
-
-/** What `chaingate sweep sign` does with the family's signer: derive every key, then sign. */
-function signOffline(plan: SweepPlan): SignedSweepTx[] {
-  const keys = new Map<string, SweepKey>();
-  for (const d of plan.deposits) keys.set(d.address, evmSweepSigner.deriveKey(seedBytes, d, plan, 20));
-  if (plan.feePayer !== null && evmSweepSigner.deriveFeePayerKey) keys.set(plan.feePayer, evmSweepSigner.deriveFeePayerKey(seedBytes, plan, 20));
-  return evmSweepSigner.sign(plan, keys);
-}
-
-/** What `chaingate sweep broadcast` does: send each in order, each after the ones it waits for are final. */
-async function broadcastAll(signed: SignedSweepTx[]): Promise<Map<string, bigint>> {
-  const gasUsed = new Map<string, bigint>();
-  for (const tx of signed) {
-    assert.deepEqual(await evmSweepSender.broadcast(network, config, tx), { accepted: true }, `${tx.id} accepted`);
-    // Sending the same raw again is harmless.
-    assert.deepEqual(await evmSweepSender.broadcast(network, config, tx), { accepted: true }, `${tx.id} accepted twice`);
-    const status = await evmSweepSender.status(network, config, tx.txid);
-    assert.equal(status.state, 'final', `${tx.id}: ${JSON.stringify(status)}`);
-    const receipt = await node.provider.getTransactionReceipt(tx.txid);
-    gasUsed.set(tx.id, receipt?.gasUsed ?? 0n);
-  }
-  return gasUsed;
 }
 
 async function plan(candidates: SweepCandidate[], options: { net?: ResolvedNetwork; feePayer?: string | null; min?: Record<string, bigint> } = {}) {
@@ -85,10 +39,8 @@ async function plan(candidates: SweepCandidate[], options: { net?: ResolvedNetwo
   );
 }
 
-const token = (c: Contract) => ({
-  balance: async (a: string) => (await c.getFunction('balanceOf')(a)) as bigint,
-  send: async (to: string, amount: bigint) => (await (await (c.connect(fx.payer) as Contract).getFunction('transfer')(to, amount)).wait()),
-});
+const broadcastAll = (signed: SignedSweepTx[]) => broadcastOn({ node, network, config }, signed);
+const token = (c: Contract) => fixtureToken(fx, c);
 const eth = (a: string) => node.provider.getBalance(a);
 const usdc = (n: string) => parseUnits(n, 6);
 
@@ -96,23 +48,7 @@ describe('EVM sweeps on Hardhat (Osaka: EIP-7702)', () => {
   before(async () => {
     node = await startHardhatNode();
     fx = await deployFixtures(node);
-    // The CREATE2 proxy as every public EVM chain has it: fund its keyless deployer, replay its transaction.
-    await (await fx.deployer.sendTransaction({ to: PROXY_DEPLOYER, value: parseEther('0.01') })).wait();
-    await node.send('eth_sendRawTransaction', [PROXY_DEPLOYMENT_TX]);
-    assert.notEqual(await node.provider.getCode(CREATE2_DEPLOYER), '0x');
-    await (await fx.deployer.sendTransaction({ to: feePayer, value: parseEther('10') })).wait();
-    const chains = {
-      ethereum: {
-        testnet: {
-          network: 'DEVNET',
-          rpcUrl: node.url,
-          confirmations: 1,
-          tokens: { USDC: { address: fx.addresses.usdc, decimals: 6 }, USDT: { address: fx.addresses.usdt, decimals: 6 } },
-        },
-      },
-    };
-    config = loadConfig({ env: {}, overrides: { chains, log: { level: 'silent' } } }).config;
-    network = resolveChains(config.chains as never).chains.ethereum.testnet;
+    ({ config, network } = await prepareSweepChain(node, fx));
     assert.equal(network.eip7702, true, 'the Sepolia defaults say 7702; a DEVNET over them inherits it');
   });
   after(() => node?.stop());

@@ -1,12 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { getAddress, keccak256, toQuantity } from 'ethers';
-import { z } from 'zod';
 import type { ResolvedNetwork } from '../../chains/registry.ts';
 import { ChainError, UsageError } from '../../domain/errors.ts';
 import type { Logger } from '../../logger.ts';
 import { createRpc, type Rpc } from '../jsonrpc/rpc.ts';
 import { hexData, quantity } from '../jsonrpc/schemas.ts';
-import { RpcUnsupportedError } from '../source.ts';
 import type { FamilySweepPlanner, Holding, PlannedDeposit, SweepCandidate, SweepPlan, UnsignedSweepTx } from '../sweep.ts';
 import {
   CREATE2_DEPLOYER,
@@ -17,6 +15,8 @@ import {
   type EvmBatchPayload,
   type EvmSweepPayload,
 } from './sweep-payload.ts';
+import { planRefund } from './sweep-refund-plan.ts';
+import { checkChainId, likelyCost, readFees, readLive, requireFeePayerFunds, rpcCall, withMargin, type Live } from './sweep-reads.ts';
 
 // The server half of an EVM sweep: live balances, nonces and fees from the network's RPC, then
 // unsigned transactions (sweep-payload.ts). Three shapes, by what the network and flags allow:
@@ -25,6 +25,7 @@ import {
 //  - No EIP-7702, with a fee payer: a top-up of exactly the gas reserve to each token deposit that
 //    lacks it, then the deposit's own ERC-20 transfers (after the top-up is final).
 //  - Native coins (where no batch takes them): the deposit sends its balance less the fee.
+// A refund (one exact amount to a buyer) is planned by sweep-refund-plan.ts instead.
 
 /** Gas the batch spends per deposit besides its token transfers: the 7702 authorization (25,000 for an empty account), the call into the deposit, ecrecover and hashing, the native send. */
 const AUTH_GAS = 25_000n;
@@ -33,8 +34,6 @@ const NATIVE_SEND_GAS = 12_000n;
 /** balanceOf before each transfer: a cold account and a cold slot. */
 const BALANCE_OF_GAS = 5_000n;
 const TX_BASE_GAS = 21_000n;
-/** Every estimate is raised by this much (percent): the gas limit is a ceiling; only gas used is paid. */
-const GAS_MARGIN_PERCENT = 25n;
 /** A batch stays well under EIP-7825's per-transaction cap of 2^24 gas and any chain's block limit. */
 const MAX_BATCH_GAS = 8_000_000n;
 const MAX_BATCH_DEPOSITS = 60;
@@ -42,31 +41,8 @@ const MAX_BATCH_DEPOSITS = 60;
 const DEADLINE_SECONDS = 3 * 24 * 3600;
 const READ_CONCURRENCY = 8;
 
-const FeeHistorySchema = z.looseObject({ baseFeePerGas: z.array(quantity).min(1), reward: z.array(z.array(quantity)).optional() });
-
-interface Fees {
-  maxFeePerGas: bigint;
-  maxPriorityFeePerGas: bigint;
-  /** The next block's base fee plus the tip: what a transaction is likely to pay per gas today. */
-  likelyPerGas: bigint;
-}
-
-interface Live {
-  candidate: SweepCandidate;
-  address: string;
-  native: bigint;
-  /** Token holdings above zero, in the registry's order. */
-  tokens: { symbol: string; address: string; decimals: number; amount: bigint }[];
-  nonce: number;
-  code: string;
-}
-
 /** A payload before the planner fills in its sender and nonce (distributes over the union). */
 type WithoutSender<T> = T extends unknown ? Omit<T, 'from' | 'nonce'> : never;
-
-function withMargin(gas: bigint): bigint {
-  return gas + (gas * GAS_MARGIN_PERCENT) / 100n;
-}
 
 async function inBatches<T, R>(items: readonly T[], size: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = [];
@@ -83,26 +59,14 @@ function sweeperInitCode(): string {
   return artifact.bytecode;
 }
 
-export async function readFees(rpc: Rpc): Promise<Fees> {
-  const history = await rpc.call('eth_feeHistory', [toQuantity(1), 'latest', [50]], { schema: FeeHistorySchema, maxAttempts: 3 });
-  const nextBase = BigInt(history.baseFeePerGas[history.baseFeePerGas.length - 1] as string);
-  let tip: bigint;
-  try {
-    tip = BigInt(await rpc.call('eth_maxPriorityFeePerGas', [], { schema: quantity, maxAttempts: 3 }));
-  } catch (err) {
-    if (!(err instanceof RpcUnsupportedError)) throw err;
-    tip = BigInt(history.reward?.[0]?.[0] ?? '0x0');
-  }
-  // Twice the base fee: the transaction still lands after six full blocks of rising fees (EIP-1559's 12.5 % a block).
-  return { maxFeePerGas: nextBase * 2n + tip, maxPriorityFeePerGas: tip, likelyPerGas: nextBase + tip };
-}
-
 const planner: FamilySweepPlanner = {
-  async plan({ network, config, log, candidates, to, feePayer, min }) {
+  async plan({ network, config, log, candidates, to, feePayer, min, refund }) {
     if (network.chainId === null) throw new UsageError(`${network.chain} has no EVM chain id`);
     const rpc = createRpc({ url: network.rpcUrl, chainId: network.chainId, log, timeoutMs: config.indexer.rpcTimeoutMs, maxBackoffMs: 2_000 });
     try {
-      return await planWith(rpc, { network, log, candidates, to: getAddress(to), feePayer: feePayer === null ? null : getAddress(feePayer), min });
+      const common = { network, candidates, to: getAddress(to), feePayer: feePayer === null ? null : getAddress(feePayer) };
+      if (refund) return await planRefund(rpc, { ...common, refund });
+      return await planWith(rpc, { ...common, log, min });
     } finally {
       rpc.close();
     }
@@ -117,32 +81,11 @@ async function planWith(
 ): Promise<Pick<SweepPlan, 'deposits' | 'skipped' | 'transactions'>> {
   const { network, candidates, to, feePayer, min } = input;
   const chainId = network.chainId as number;
-  const call = <T>(method: string, params: unknown[], schema: z.ZodType<T>) => rpc.call(method, params, { schema, maxAttempts: 3 });
+  const call = rpcCall(rpc);
 
-  const remote = BigInt(await call('eth_chainId', [], quantity));
-  if (remote !== BigInt(chainId)) throw new UsageError(`the RPC endpoint serves chain id ${remote}, but ${network.chain} ${network.network} is ${chainId}`);
+  await checkChainId(call, network);
   const fees = await readFees(rpc);
-  const tokens = network.tokens.filter((t): t is typeof t & { address: string } => t.address !== null);
-
-  const live: Live[] = await inBatches(candidates, READ_CONCURRENCY, async (candidate) => {
-    const address = getAddress(candidate.address);
-    const [native, nonce, code, ...balances] = await Promise.all([
-      call('eth_getBalance', [address, 'latest'], quantity),
-      call('eth_getTransactionCount', [address, 'pending'], quantity),
-      call('eth_getCode', [address, 'latest'], hexData),
-      ...tokens.map((t) => call('eth_call', [{ to: t.address, data: ERC20_ABI.encodeFunctionData('balanceOf', [address]) }, 'latest'], hexData)),
-    ]);
-    return {
-      candidate,
-      address,
-      native: BigInt(native),
-      nonce: Number(BigInt(nonce)),
-      code: code.toLowerCase(),
-      tokens: tokens
-        .map((t, i) => ({ symbol: t.symbol, address: getAddress(t.address), decimals: t.decimals, amount: BigInt(balances[i] === '0x' ? '0x0' : (balances[i] as string).slice(0, 66)) }))
-        .filter((t) => t.amount > 0n),
-    };
-  });
+  const live: Live[] = await inBatches(candidates, READ_CONCURRENCY, (candidate) => readLive(call, network, candidate));
 
   const nativeHolding = (amount: bigint): Holding => ({ symbol: network.native.symbol, token: null, decimals: network.native.decimals, amount: amount.toString() });
   const tokenHolding = (t: Live['tokens'][number], amount = t.amount): Holding => ({ symbol: t.symbol, token: t.address, decimals: t.decimals, amount: amount.toString() });
@@ -225,7 +168,7 @@ async function planWith(
           planned.moves.push(tokenHolding(t));
         }
         ownFee = reserve;
-        const likelySpent = transfers.reduce((sum, x) => sum + ((x.gas * 100n) / (100n + GAS_MARGIN_PERCENT)) * fees.likelyPerGas, 0n);
+        const likelySpent = transfers.reduce((sum, x) => sum + likelyCost(x.gas, fees), 0n);
         leftBehind.push({
           holding: nativeHolding(d.native + topUp - likelySpent > 0n ? d.native + topUp - likelySpent : 0n),
           reason: `the gas reserve of the token transfers (${network.native.symbol} the deposit held, plus any top-up): what they do not spend stays, about this much at today's fees; a later plan sweeps it`,
@@ -293,14 +236,6 @@ async function planWith(
     flush();
   }
 
-  if (feePayer !== null && feePayerTxs.length > 0) {
-    const need = feePayerTxs.reduce((sum, { payload }) => sum + BigInt(payload.gasLimit) * BigInt(payload.maxFeePerGas) + ('value' in payload ? BigInt(payload.value) : 0n), 0n);
-    const has = BigInt(await call('eth_getBalance', [feePayer, 'latest'], quantity));
-    if (has < need) {
-      throw new UsageError(
-        `the fee payer holds ${has} atomic ${network.native.symbol} but the plan may spend up to ${need} (gas at twice today's base fee, and top-ups): send it at least ${need - has} more and plan again`,
-      );
-    }
-  }
+  if (feePayer !== null) await requireFeePayerFunds(call, network, feePayer, feePayerTxs.map((x) => x.payload));
   return { deposits, skipped, transactions };
 }

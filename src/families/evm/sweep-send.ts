@@ -5,7 +5,7 @@ import { createLogger } from '../../logger.ts';
 import { createRpc, type Rpc } from '../jsonrpc/rpc.ts';
 import { data32, quantity } from '../jsonrpc/schemas.ts';
 import type { FamilySweepSender } from '../sweep.ts';
-import { EvmSweepPayloadSchema } from './sweep-payload.ts';
+import { EvmSweepPayloadSchema, type EvmSweepPayload } from './sweep-payload.ts';
 
 // The server's last step of an EVM sweep: eth_sendRawTransaction, then the receipt and its depth
 // against the network's requiredConfirmations. Sending the same raw transaction twice is harmless:
@@ -51,19 +51,27 @@ export const evmSweepSender: FamilySweepSender = {
   },
 
   // Before the first send: every sender's next nonce must still be the one the plan signed, and a
-  // deposit sending its native coin must still hold the amount and its fee reserve.
+  // deposit sending its native coin must still hold the amount and its fee reserve (counting the
+  // gas top-up a refund sends it first).
   stale(network, config, plan) {
     return withRpc(network, config, async (rpc) => {
       const firstNonce = new Map<string, { nonce: number; id: string }>();
+      const payloads = new Map<string, EvmSweepPayload>();
       for (const tx of plan.transactions) {
         const parsed = EvmSweepPayloadSchema.safeParse(tx.payload);
         if (!parsed.success) return `${tx.id} is not an EVM sweep transaction`;
-        const p = parsed.data;
+        payloads.set(tx.id, parsed.data);
+      }
+      for (const tx of plan.transactions) {
+        const p = payloads.get(tx.id) as EvmSweepPayload;
         const seen = firstNonce.get(p.from.toLowerCase());
         if (!seen || p.nonce < seen.nonce) firstNonce.set(p.from.toLowerCase(), { nonce: p.nonce, id: tx.id });
         if (p.kind === 'native') {
           const balance = BigInt(await rpc.call('eth_getBalance', [p.from, 'latest'], { schema: quantity, maxAttempts: 3 }));
-          if (balance < BigInt(p.value) + BigInt(p.gasLimit) * BigInt(p.maxFeePerGas)) return `${tx.id}: the deposit no longer holds the planned amount and its fee; plan again`;
+          const topUps = tx.after
+            .map((id) => payloads.get(id))
+            .reduce((sum, q) => sum + (q?.kind === 'top-up' && q.to.toLowerCase() === p.from.toLowerCase() ? BigInt(q.value) : 0n), 0n);
+          if (balance + topUps < BigInt(p.value) + BigInt(p.gasLimit) * BigInt(p.maxFeePerGas)) return `${tx.id}: the deposit no longer holds the planned amount and its fee; plan again`;
         }
       }
       for (const [from, { nonce, id }] of firstNonce) {

@@ -15,12 +15,14 @@ import {
   type EvmBatchPayload,
   type EvmSweepPayload,
 } from './sweep-payload.ts';
+import { checkRefund } from './sweep-refund-check.ts';
 
 // The offline half of an EVM sweep: keys from the wallet seed (BIP39 seed → BIP44 m/44'/60'/N'),
 // then one signature per transaction of the plan. Pure: no network, no clock but the deadline
 // check, no file. It trusts nothing in the plan it can check itself: the chain id, the Sweeper's
 // address and code, the destination of every move (always plan.to), who pays (deposits or the
-// plan's fee payer), and that a gas top-up goes to one of the plan's own deposits.
+// plan's fee payer), and that a gas top-up goes to one of the plan's own deposits; for a refund,
+// also the amount (sweep-refund-check.ts).
 
 /** Accounts m/44'/60'/N' tried when matching a pool's key fingerprint. */
 const ACCOUNT_SEARCH = 100;
@@ -73,6 +75,7 @@ function deriveKey(seed: Uint8Array, candidate: SweepCandidate, plan: SweepPlan,
   const wanted = getAddress(candidate.address);
   // A caller may ask for the fee payer's key as if it were a deposit of unknown index.
   if (candidate.derivationIndex === null && plan.feePayer !== null && getAddress(plan.feePayer) === wanted) return deriveFeePayerKey(seed, plan, searchLimit);
+  if (candidate.derivationIndex === null && candidate.source === 'wallet') return walletKey(seed, wanted, searchLimit);
   if (candidate.derivationIndex !== null && candidate.source !== 'file') {
     const node = accountBySource(seed, candidate.source).deriveChild(0).deriveChild(candidate.derivationIndex);
     if (node.address !== wanted) {
@@ -90,16 +93,30 @@ function deriveKey(seed: Uint8Array, candidate: SweepCandidate, plan: SweepPlan,
   throw new UsageError(`a deposit of the plan is none of the first ${searchLimit} receive addresses of accounts m/44'/60'/0' to ${FILE_ACCOUNT_SEARCH - 1}' of this seed`);
 }
 
+/** A merchant wallet address (a refund paid after the deposit was swept): the standard account m/44'/60'/0'/0/i, as MetaMask derives it. */
+function walletKey(seed: Uint8Array, wanted: string, searchLimit: number): SweepKey {
+  const receive = account(seed, 0).deriveChild(0);
+  for (let i = 0; i < searchLimit; i++) {
+    const node = receive.deriveChild(i);
+    if (node.address === wanted) return sweepKey(node);
+  }
+  throw new UsageError(`the wallet address ${wanted} is none of this seed's m/44'/60'/0'/0/i for i < ${searchLimit}`);
+}
+
 /**
  * The fee payer is an address of the same seed: a change address …/1/i (i < 20) of the deposits'
- * account, or a standard wallet account m/44'/60'/0'/0/i (MetaMask's first accounts, i < searchLimit).
+ * account (of accounts 0–4 for a refund from a merchant wallet), or a standard wallet account
+ * m/44'/60'/0'/0/i (MetaMask's first accounts, i < searchLimit).
  */
 function deriveFeePayerKey(seed: Uint8Array, plan: SweepPlan, searchLimit: number): SweepKey {
   if (plan.feePayer === null) throw new UsageError('the plan has no fee payer');
   const wanted = getAddress(plan.feePayer);
-  const sources = [...new Set(plan.deposits.map((d) => d.source).filter((s) => s !== 'file'))];
-  for (const source of sources) {
-    const change = accountBySource(seed, source).deriveChild(1);
+  const sources = [...new Set(plan.deposits.map((d) => d.source).filter((s) => s !== 'file' && s !== 'wallet'))];
+  // A refund from a merchant wallet names no pool account: the fee payer may be any account's change address.
+  const fromWallet = sources.length === 0 && plan.deposits.some((d) => d.source === 'wallet');
+  const accounts = fromWallet ? Array.from({ length: FILE_ACCOUNT_SEARCH }, (_, n) => account(seed, n)) : sources.map((source) => accountBySource(seed, source));
+  for (const node of accounts) {
+    const change = node.deriveChild(1);
     for (let i = 0; i < FEE_PAYER_CHANGE_SEARCH; i++) {
       const node = change.deriveChild(i);
       if (node.address === wanted) return sweepKey(node);
@@ -111,7 +128,7 @@ function deriveFeePayerKey(seed: Uint8Array, plan: SweepPlan, searchLimit: numbe
     if (node.address === wanted) return sweepKey(node);
   }
   throw new UsageError(
-    `the plan's fee payer is not an address of this seed (looked at the deposits' account …/1/i for i < ${FEE_PAYER_CHANGE_SEARCH} and m/44'/60'/0'/0/i for i < ${searchLimit})`,
+    `the plan's fee payer is not an address of this seed (looked at ${fromWallet ? `m/44'/60'/N'/1/i for N < ${FILE_ACCOUNT_SEARCH}` : "the deposits' account …/1/i"} for i < ${FEE_PAYER_CHANGE_SEARCH} and m/44'/60'/0'/0/i for i < ${searchLimit})`,
   );
 }
 
@@ -122,7 +139,7 @@ function deriveKeyFromAccount(accountKey: string, candidate: SweepCandidate, pla
   if (node.depth !== 3) throw new UsageError(`the extended key is at depth ${node.depth}; give the account's (m/44'/60'/N', depth 3)`);
   const wanted = getAddress(candidate.address);
   const isFeePayer = plan.feePayer !== null && getAddress(plan.feePayer) === wanted && candidate.derivationIndex === null;
-  if (!isFeePayer && candidate.source !== 'file' && accountFingerprint(node) !== candidate.source) {
+  if (!isFeePayer && candidate.source !== 'file' && candidate.source !== 'wallet' && accountFingerprint(node) !== candidate.source) {
     throw new UsageError(`this account key's fingerprint is not the pool's (${candidate.source}): the pool was seeded from another account`);
   }
   if (candidate.derivationIndex !== null && !isFeePayer) {
@@ -162,6 +179,7 @@ function sign(plan: SweepPlan, keys: ReadonlyMap<string, SweepKey>): SignedSweep
     }
     payloads.set(tx.id, parsed.data);
   }
+  if (plan.kind === 'refund' || plan.refund !== undefined) checkRefund(plan, payloads);
 
   let chainId = expectedChainId(plan);
   for (const [id, payload] of payloads) {
