@@ -172,6 +172,27 @@ export interface Payment {
   invoice: { id: string; referenceId: string; orderId: string; status: InvoiceStatusName };
 }
 
+/** One refund of a payment (docs/refunds.md#on-the-api). */
+export interface Refund {
+  id: string;
+  status: 'PLANNED' | 'PENDING' | 'CONFIRMED' | 'FAILED';
+  amount: string;
+  cryptoCurrency: string;
+  address: string;
+  fromAddress: string;
+  from: 'deposit' | 'wallet';
+  transactionHash: string | null;
+  fee: string;
+  feeCurrency: string;
+  createdAt: string;
+  confirmedAt: string | null;
+}
+
+/** `getPayment`: a payment with its refunds. */
+export interface PaymentWithRefunds extends Payment {
+  refunds: Refund[];
+}
+
 export interface PaymentList {
   items: Payment[];
   pagination: { total: number; page: number; limit: number; hasMore: boolean };
@@ -194,7 +215,7 @@ export interface ChaingateClient {
   cancelInvoice(id: string, options?: CallOptions): Promise<Invoice>;
   checkout(invoiceId: string, input: CheckoutInput, options?: CallOptions): Promise<CheckoutResult>;
   listPayments(query?: ListPaymentsQuery): Promise<PaymentList>;
-  getPayment(id: string): Promise<Payment>;
+  getPayment(id: string): Promise<PaymentWithRefunds>;
   paymentStatus(id: string): Promise<PaymentStatus>;
   /** Verifies a delivery (X-Webhook-Signature) and returns the parsed event; throws WebhookVerificationError. */
   verifyWebhook<T = unknown>(input: Omit<VerifyWebhookInput, 'apiSecret'>): T;
