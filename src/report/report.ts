@@ -37,6 +37,13 @@ export const REPORT_COLUMNS = [
 export type ReportColumn = (typeof REPORT_COLUMNS)[number];
 export type ReportRow = Record<ReportColumn, string | null>;
 
+/** Fiat minor units as a decimal with all its minor digits (39.00, not 39): how money is booked. */
+function fiatString(minor: bigint, exponent: number): string {
+  if (exponent === 0) return minor.toString();
+  const digits = minor.toString().padStart(exponent + 1, '0');
+  return `${digits.slice(0, -exponent)}.${digits.slice(-exponent)}`;
+}
+
 const empty = (): ReportRow => Object.fromEntries(REPORT_COLUMNS.map((c) => [c, null])) as ReportRow;
 
 /** The fiat side of a receipt: at the rate the payment was priced at (docs/report.md#fiat-values). */
@@ -44,12 +51,12 @@ function fiat(atomic: bigint, decimals: number, receipt: Pick<PaymentReceipt, 'p
   const pricing = receipt?.pricing;
   if (pricing?.mode === 'convert' && pricing.rate && pricing.fiat) {
     const exponent = fiatExponent(pricing.fiat) ?? 2;
-    return { fiat_currency: pricing.fiat, fiat_amount: formatUnits(atomicToMinor(atomic, decimals, pricing.rate, exponent), exponent), rate: pricing.rate, rate_source: pricing.source ?? null, rate_at: pricing.at ?? null };
+    return { fiat_currency: pricing.fiat, fiat_amount: fiatString(atomicToMinor(atomic, decimals, pricing.rate, exponent), exponent), rate: pricing.rate, rate_source: pricing.source ?? null, rate_at: pricing.at ?? null };
   }
   if (receipt && wholeInvoice) {
     // Verbatim pricing: the amount paid is the invoice's own fiat amount, no rate involved.
     const exponent = fiatExponent(receipt.invoiceCurrency) ?? 0;
-    return { fiat_currency: receipt.invoiceCurrency, fiat_amount: formatUnits(BigInt(receipt.invoiceAmountMinor), exponent), rate: null, rate_source: 'verbatim', rate_at: null };
+    return { fiat_currency: receipt.invoiceCurrency, fiat_amount: fiatString(BigInt(receipt.invoiceAmountMinor), exponent), rate: null, rate_source: 'verbatim', rate_at: null };
   }
   return { fiat_currency: null, fiat_amount: null, rate: null, rate_source: null, rate_at: null };
 }

@@ -171,8 +171,8 @@ for (const dialect of DIALECTS) {
       assert.equal(late.status, 'REFUNDED');
       const events = await em.find(WebhookEvent, { paymentId: late.id, type: 'payment.refunded' });
       assert.equal(events.length, 1);
-      const data = json<{ data: { status: string; refunds: { amount: string; status: string }[] } }>(events[0]!.payload).data;
-      assert.equal(data.status, 'REFUNDED');
+      const data = json<{ data: { payment: { status: string }; refunds: { amount: string; status: string }[] } }>(events[0]!.payload).data;
+      assert.equal(data.payment.status, 'REFUNDED');
       assert.deepEqual(data.refunds.map((r) => [r.amount, r.status]), [['0.0003', 'CONFIRMED']]);
       await ok(['refund', 'broadcast', '--signed', `${latePlan}.signed.json`]);
       assert.equal((await em.find(WebhookEvent, { paymentId: late.id, type: 'payment.refunded' })).length, 1, 'the event is written once');
