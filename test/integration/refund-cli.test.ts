@@ -193,8 +193,19 @@ for (const dialect of DIALECTS) {
       assert.equal((await gw.signed('GET', `/api/v1/payments/${late.id}`)).json.data.status, 'REFUNDED');
 
       if (dialect !== 'sqlite') return;
-      const list = json<{ paymentId: string; state: string }[]>((await ok(['refund', 'list', '--json'])).stdout);
-      assert.deepEqual(list.map((r) => [r.paymentId, r.state]), [[over.id, 'CONFIRMED'], [late.id, 'CONFIRMED']]);
+      // 5. The swept payment refunded from a wallet address of the same seed (its change chain, m/84'/1'/0'/1/0).
+      const account = BIP32Factory(ecc).fromSeed(Buffer.from(Mnemonic.fromPhrase(PHRASE).computeSeed().slice(2), 'hex'), bitcoin.networks.testnet).derivePath("m/84'/1'/0'");
+      const wallet = bitcoin.payments.p2wpkh({ pubkey: Buffer.from(account.derive(1).derive(0).publicKey), network: regtest }).address!;
+      sim.mine([[{ address: wallet, sats: 80_000n }]]);
+      const fromWallet = join(dir, 'refund-wallet.json');
+      const walletPlan = json<{ plan: SweepPlan }>((await ok(['refund', 'plan', '--payment', swept.id, '--to', BUYER, '--amount', '0.0002', '--from-address', wallet, '--out', fromWallet, '--json'])).stdout).plan;
+      assert.deepEqual([walletPlan.deposits[0]!.address, walletPlan.deposits[0]!.source, walletPlan.deposits[0]!.derivationIndex], [wallet, 'wallet', null]);
+      await signAndSend(fromWallet, BUYER);
+      assert.equal(paidTo(sim.posted, BUYER), 30_000n, 'the buyer now has both refunds');
+      await refused(['refund', 'plan', '--payment', swept.id, '--to', BUYER, '--amount', '0.0001', '--from-address', d0, '--out', join(dir, 'x.json')], /is a deposit address of the pool/);
+
+      const list = json<{ paymentId: string; state: string; fromKind: string }[]>((await ok(['refund', 'list', '--json'])).stdout);
+      assert.deepEqual(list.map((r) => [r.paymentId, r.state, r.fromKind]), [[over.id, 'CONFIRMED', 'deposit'], [late.id, 'CONFIRMED', 'deposit'], [swept.id, 'CONFIRMED', 'wallet']]);
 
       // The accountant's export, read back as a spreadsheet reads a CSV: amounts are numbers.
       const day = new Date().toISOString().slice(0, 10);
@@ -202,7 +213,7 @@ for (const dialect of DIALECTS) {
       const sheet = XLSX.read(csv, { type: 'string', raw: false }).Sheets.Sheet1!;
       const rows = XLSX.utils.sheet_to_json<Record<string, unknown>>(sheet, { raw: true });
       const kinds = rows.map((r) => r.kind);
-      assert.deepEqual([...kinds].sort(), ['late_funds', 'payment', 'payment', 'refund', 'refund', 'sweep']);
+      assert.deepEqual([...kinds].sort(), ['late_funds', 'payment', 'payment', 'refund', 'refund', 'refund', 'sweep']);
       const paymentRow = rows.find((r) => r.payment_id === over.id && r.kind === 'payment')!;
       assert.equal(paymentRow.amount, 0.0006);
       assert.equal(paymentRow.fiat_amount, 39.0, '0.0006 BTC at 65000.5 USD = 39.0003, rounded to the cent');
