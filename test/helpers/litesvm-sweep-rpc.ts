@@ -19,6 +19,12 @@ import {
 } from '@solana/kit';
 import { getCreateAccountInstruction } from '@solana-program/system';
 import { findAssociatedTokenPda, getCreateAssociatedTokenIdempotentInstruction, getInitializeMint2Instruction, getMintToInstruction, getTransferCheckedInstruction, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
+import assert from 'node:assert/strict';
+import { loadConfig } from '../../src/config/load-config.ts';
+import { resolveChains } from '../../src/families/families.ts';
+import type { SignedSweepTx, SweepKey, SweepPlan } from '../../src/families/sweep.ts';
+import { solanaSweepSender } from '../../src/families/solana/sweep-send.ts';
+import { solanaSweepSigner } from '../../src/families/solana/sweep-sign.ts';
 import { listenLocal } from './local-server.ts';
 
 // A Solana cluster for sweeps: Solana's real SVM (litesvm 1.4.1, with the System, SPL Token,
@@ -271,4 +277,34 @@ export async function startSweepCluster(): Promise<SweepCluster> {
     expireBlockhash: () => svm.expireBlockhash(),
     close: local.close,
   };
+}
+
+// The family's three steps against a cluster, as the sweep and refund tests drive them.
+
+/** A configuration whose solana mainnet is the cluster, with `mint` as its USDC. */
+export function sweepWorld(cluster: SweepCluster, mint = cluster.usdc.address) {
+  const { config } = loadConfig({ env: {}, overrides: { chains: { solana: { mainnet: { rpcUrl: cluster.url, tokens: { USDC: { address: mint, decimals: 6 } } } } }, indexer: { rpcTimeoutMs: 2000 } } });
+  const network = resolveChains(config.chains).chains.solana.mainnet;
+  return { config, network };
+}
+
+/** A plan file's content around the planner's parts; `extra` makes it a refund (kind, refund). */
+export function planOf(parts: Pick<SweepPlan, 'deposits' | 'skipped' | 'transactions'>, to: string, feePayer: string | null, extra: Partial<SweepPlan> = {}): SweepPlan {
+  return { format: 'chaingate-sweep-plan/1', id: 'test', kind: 'sweep', chain: 'solana', family: 'solana', network: 'MAINNET', testnet: false, to, feePayer, createdAt: new Date().toISOString(), ...parts, ...extra };
+}
+
+/** What `sweep sign` does with the seed: every deposit's key and the fee payer's (if any), each searched among the first 50 accounts. */
+export function keysFor(seed: Uint8Array, plan: SweepPlan): Map<string, SweepKey> {
+  const keys = new Map<string, SweepKey>();
+  for (const d of plan.deposits) keys.set(d.address, solanaSweepSigner.deriveKey(seed, d, plan, 50));
+  if (plan.feePayer !== null) keys.set(plan.feePayer, solanaSweepSigner.deriveKey(seed, { address: plan.feePayer, derivationIndex: null, source: 'fee-payer' }, plan, 50));
+  return keys;
+}
+
+/** Sends every transaction, sees each confirmed, finalizes the cluster and returns the final statuses. */
+export async function broadcastAll(cluster: SweepCluster, w: ReturnType<typeof sweepWorld>, signed: SignedSweepTx[]) {
+  for (const tx of signed) assert.deepEqual(await solanaSweepSender.broadcast(w.network, w.config, tx), { accepted: true }, tx.id);
+  for (const tx of signed) assert.equal((await solanaSweepSender.status(w.network, w.config, tx.txid)).state, 'pending', 'confirmed, not finalized yet');
+  cluster.finalize();
+  return Promise.all(signed.map((tx) => solanaSweepSender.status(w.network, w.config, tx.txid)));
 }

@@ -3,16 +3,14 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { address } from '@solana/kit';
-import { loadConfig } from '../../src/config/load-config.ts';
-import { resolveChains } from '../../src/families/families.ts';
 import { createLogger } from '../../src/logger.ts';
-import type { SignedSweepTx, SweepKey, SweepPlan } from '../../src/families/sweep.ts';
+import type { SignedSweepTx } from '../../src/families/sweep.ts';
 import { solanaKeyAt } from '../../src/families/solana/ed25519-keys.ts';
 import { solanaSweepPlanner } from '../../src/families/solana/sweep-plan.ts';
 import { solanaSweepSender, solanaSweepStale } from '../../src/families/solana/sweep-send.ts';
 import { solanaSweepSigner } from '../../src/families/solana/sweep-sign.ts';
 import { associatedTokenAddress } from '../../src/families/solana/sweep-message.ts';
-import { startSweepCluster, type SweepCluster } from '../helpers/litesvm-sweep-rpc.ts';
+import { broadcastAll, keysFor, planOf, startSweepCluster, sweepWorld } from '../helpers/litesvm-sweep-rpc.ts';
 
 // The Solana sweep on Solana's real SVM (litesvm behind Agave-shaped JSON-RPC,
 // test/helpers/litesvm-sweep-rpc.ts): plan over the RPC, sign with keys from a seed as the
@@ -21,30 +19,7 @@ import { startSweepCluster, type SweepCluster } from '../helpers/litesvm-sweep-r
 
 const log = createLogger('silent');
 
-function world(cluster: SweepCluster, mint = cluster.usdc.address) {
-  const { config } = loadConfig({ env: {}, overrides: { chains: { solana: { mainnet: { rpcUrl: cluster.url, tokens: { USDC: { address: mint, decimals: 6 } } } } }, indexer: { rpcTimeoutMs: 2000 } } });
-  const network = resolveChains(config.chains).chains.solana.mainnet;
-  return { config, network };
-}
-
-function planOf(parts: Pick<SweepPlan, 'deposits' | 'skipped' | 'transactions'>, to: string, feePayer: string): SweepPlan {
-  return { format: 'chaingate-sweep-plan/1', id: 'test', kind: 'sweep', chain: 'solana', family: 'solana', network: 'MAINNET', testnet: false, to, feePayer, createdAt: new Date().toISOString(), ...parts };
-}
-
-/** What `sweep sign` does with the seed: every deposit's key and the fee payer's, each searched among the first 50 accounts. */
-function keysFor(seed: Uint8Array, plan: SweepPlan): Map<string, SweepKey> {
-  const keys = new Map<string, SweepKey>();
-  for (const d of plan.deposits) keys.set(d.address, solanaSweepSigner.deriveKey(seed, d, plan, 50));
-  keys.set(plan.feePayer!, solanaSweepSigner.deriveKey(seed, { address: plan.feePayer!, derivationIndex: null, source: 'fee-payer' }, plan, 50));
-  return keys;
-}
-
-async function broadcastAll(cluster: SweepCluster, w: ReturnType<typeof world>, signed: SignedSweepTx[]) {
-  for (const tx of signed) assert.deepEqual(await solanaSweepSender.broadcast(w.network, w.config, tx), { accepted: true }, tx.id);
-  for (const tx of signed) assert.equal((await solanaSweepSender.status(w.network, w.config, tx.txid)).state, 'pending', 'confirmed, not finalized yet');
-  cluster.finalize();
-  return Promise.all(signed.map((tx) => solanaSweepSender.status(w.network, w.config, tx.txid)));
-}
+const world = sweepWorld;
 
 test('solana sweep: SOL and USDC from 14 deposits reach the cold wallet in packed transactions; rent comes back, no deposit keeps a lamport', async (t) => {
   const cluster = await startSweepCluster();

@@ -1,25 +1,15 @@
-import {
-  address,
-  appendTransactionMessageInstructions,
-  compileTransaction,
-  createNoopSigner,
-  createTransactionMessage,
-  pipe,
-  setTransactionMessageFeePayer,
-  setTransactionMessageLifetimeUsingBlockhash,
-  type Blockhash,
-  type Instruction,
-} from '@solana/kit';
+import { address, createNoopSigner, type Instruction } from '@solana/kit';
 import { getTransferSolInstruction } from '@solana-program/system';
 import { getCloseAccountInstruction, getCreateAssociatedTokenIdempotentInstruction, getTransferCheckedInstruction } from '@solana-program/token';
-import { z } from 'zod';
 import type { TokenRef } from '../../chains/registry.ts';
 import type { FamilySweepPlanner, Holding, PlannedDeposit, SweepPlan, UnsignedSweepTx } from '../sweep.ts';
 import { UsageError } from '../../domain/errors.ts';
 import { solanaAddresses } from './address.ts';
-import { pubkey, solanaRpc, u64, type SolanaCall } from './sweep-rpc.ts';
+import { solanaRpc } from './sweep-rpc.ts';
 import { short, type SolanaSweepPayload } from './sweep-sign.ts';
-import { associatedTokenAddress, MAX_TRANSACTION_BYTES, SYSTEM_PROGRAM, TOKEN_PROGRAMS } from './sweep-message.ts';
+import { associatedTokenAddress, MAX_TRANSACTION_BYTES, TOKEN_PROGRAMS } from './sweep-message.ts';
+import { accounts, compileLegacy, feeFor, hold, isWallet, latestLifetime, rentFor, tokenAccountsOf } from './sweep-accounts.ts';
+import { planSolanaRefund } from './sweep-refund.ts';
 import { mapLimit } from '../map-limit.ts';
 
 // The server half of a Solana sweep: live balances (getMultipleAccounts, getTokenAccountsByOwner
@@ -28,62 +18,9 @@ import { mapLimit } from '../map-limit.ts';
 // (a system account without data may go to 0), transferChecked's every registry token to the cold
 // wallet's associated token account and closes its own token accounts, their rent going to the
 // cold wallet too: everything a deposit held ends up in cold storage. Deposits are packed into as
-// few transactions as fit Agave's 1,232-byte limit.
+// few transactions as fit Agave's 1,232-byte limit. A refund (input `refund`) is sweep-refund.ts.
 
 const CONCURRENCY = 4;
-const ACCOUNTS_PER_CALL = 100; // getMultipleAccounts' limit
-const COMMITMENT = 'confirmed';
-
-const AccountSchema = z.looseObject({ lamports: u64, owner: pubkey, executable: z.boolean(), space: z.number().int().nonnegative().optional(), data: z.unknown() }).nullable();
-export const MultipleAccountsSchema = z.looseObject({ value: z.array(AccountSchema) });
-// Agave's UiTokenAccount (account-decoder/src/parse_token.rs), jsonParsed.
-export const TokenAccountsSchema = z.looseObject({
-  value: z.array(
-    z.looseObject({
-      pubkey,
-      account: z.looseObject({
-        lamports: u64,
-        owner: pubkey,
-        data: z.looseObject({
-          parsed: z.looseObject({
-            type: z.string(),
-            info: z.looseObject({
-              mint: pubkey,
-              owner: pubkey,
-              state: z.string(),
-              isNative: z.boolean().optional(),
-              closeAuthority: pubkey.optional(),
-              tokenAmount: z.looseObject({ amount: z.string().regex(/^\d+$/), decimals: z.number().int().nonnegative() }),
-            }),
-          }),
-        }),
-      }),
-    }),
-  ),
-});
-const BlockhashSchema = z.looseObject({ value: z.looseObject({ blockhash: pubkey, lastValidBlockHeight: u64 }) });
-const FeeSchema = z.looseObject({ value: u64.nullable() });
-
-type Account = z.infer<typeof AccountSchema>;
-
-async function inChunks<T, R>(items: T[], size: number, run: (chunk: T[]) => Promise<R[]>): Promise<R[]> {
-  const out: R[] = [];
-  for (let i = 0; i < items.length; i += size) out.push(...(await run(items.slice(i, i + size))));
-  return out;
-}
-
-
-const accounts = (call: SolanaCall, keys: string[]) =>
-  inChunks(keys, ACCOUNTS_PER_CALL, async (chunk) => {
-    const res = await call('getMultipleAccounts', [chunk, { encoding: 'base64', commitment: COMMITMENT, dataSlice: { offset: 0, length: 0 } }], MultipleAccountsSchema);
-    if (res.value.length !== chunk.length) throw new UsageError(`getMultipleAccounts answered ${res.value.length} accounts for ${chunk.length}`);
-    return res.value;
-  });
-
-/** A plain wallet: owned by the System program, no data. Only such an account can send with a System transfer. */
-const isWallet = (a: NonNullable<Account>) => a.owner === SYSTEM_PROGRAM && !a.executable && (a.space ?? 0) === 0;
-
-const hold = (symbol: string, token: string | null, decimals: number, amount: bigint): Holding => ({ symbol, token, decimals, amount: amount.toString() });
 
 interface DepositWork {
   planned: PlannedDeposit;
@@ -95,7 +32,8 @@ interface DepositWork {
 }
 
 export const solanaSweepPlanner: FamilySweepPlanner = {
-  async plan({ network, config, log, candidates, to: toInput, feePayer: feePayerInput, min }) {
+  async plan({ network, config, log, candidates, to: toInput, feePayer: feePayerInput, min, refund }) {
+    if (refund) return planSolanaRefund({ network, config, log, candidates, to: toInput, feePayer: feePayerInput, refund });
     const to = solanaAddresses.validate(toInput.trim(), network.testnet, {});
     if (feePayerInput === null) throw new UsageError('a Solana sweep needs --fee-payer <address>: one wallet of yours pays every fee (5,000 lamports a signature) and the cold wallet\'s token accounts, so deposits need no SOL');
     const feePayer = solanaAddresses.validate(feePayerInput.trim(), network.testnet, {});
@@ -110,12 +48,7 @@ export const solanaSweepPlanner: FamilySweepPlanner = {
     if (coldAccount && TOKEN_PROGRAMS.includes(coldAccount.owner)) throw new UsageError('the destination is a token account: give the cold wallet\'s own (owner) address; its token accounts are found from it');
     if (coldAccount?.executable) throw new UsageError('the destination is a program, not a wallet');
     if (!payerAccount || !isWallet(payerAccount)) throw new UsageError(`the fee payer ${short(feePayer)} ${payerAccount ? 'is not a plain wallet (System-owned, no data)' : 'holds no SOL'}: fund it first`);
-    const tokenAccounts = await mapLimit(candidates, CONCURRENCY, async (c) => {
-      const lists = await Promise.all(
-        TOKEN_PROGRAMS.map((programId) => call('getTokenAccountsByOwner', [c.address, { programId }, { encoding: 'jsonParsed', commitment: COMMITMENT }], TokenAccountsSchema)),
-      );
-      return lists.flatMap((l) => l.value);
-    });
+    const tokenAccounts = await mapLimit(candidates, CONCURRENCY, (c) => tokenAccountsOf(call, c.address));
     const minFor = (symbol: string) => min[symbol] ?? 0n;
 
     const work: DepositWork[] = [];
@@ -192,8 +125,7 @@ export const solanaSweepPlanner: FamilySweepPlanner = {
     });
 
     if (work.length === 0) return { deposits: [], skipped, transactions: [] };
-    const latest = await call('getLatestBlockhash', [{ commitment: COMMITMENT }], BlockhashSchema);
-    const lifetime = { blockhash: latest.value.blockhash as Blockhash, lastValidBlockHeight: latest.value.lastValidBlockHeight };
+    const lifetime = await latestLifetime(call);
     const payer = createNoopSigner(address(feePayer));
 
     const compile = (batch: DepositWork[]) => {
@@ -202,15 +134,7 @@ export const solanaSweepPlanner: FamilySweepPlanner = {
         const [mint, program] = key.split(' ') as [string, string];
         return getCreateAssociatedTokenIdempotentInstruction({ payer, ata: address(associatedTokenAddress(to, mint, program)), owner: address(to), mint: address(mint), tokenProgram: address(program) });
       });
-      const message = pipe(
-        createTransactionMessage({ version: 'legacy' }),
-        (m) => setTransactionMessageFeePayer(address(feePayer), m),
-        (m) => setTransactionMessageLifetimeUsingBlockhash(lifetime, m),
-        (m) => appendTransactionMessageInstructions([...creates, ...batch.flatMap((w) => w.instructions)], m),
-      );
-      const compiled = compileTransaction(message);
-      const bytes = new Uint8Array(compiled.messageBytes);
-      return { bytes, size: 1 + 64 * Object.keys(compiled.signatures).length + bytes.length, atas };
+      return { ...compileLegacy(feePayer, lifetime, [...creates, ...batch.flatMap((w) => w.instructions)]), atas };
     };
 
     // Greedy packing: add deposits while the signed transaction still fits in 1,232 bytes.
@@ -226,8 +150,7 @@ export const solanaSweepPlanner: FamilySweepPlanner = {
     }
     batches.push(current);
 
-    const rentFor = (space: number) => call('getMinimumBalanceForRentExemption', [space], u64);
-    const [walletRent, tokenRent] = await Promise.all([rentFor(0), rentFor(165)]);
+    const [walletRent, tokenRent] = await Promise.all([rentFor(call, 0), rentFor(call, 165)]);
     const neededAtas = new Set(batches.flatMap((b) => b.flatMap((w) => [...w.coldAtas])));
     const ataKeys = [...neededAtas].map((k) => {
       const [mint, program] = k.split(' ') as [string, string];
@@ -240,8 +163,7 @@ export const solanaSweepPlanner: FamilySweepPlanner = {
     for (const [n, batch] of batches.entries()) {
       const { bytes } = compile(batch);
       const base64 = Buffer.from(bytes).toString('base64');
-      const fee = (await call('getFeeForMessage', [base64, { commitment: COMMITMENT }], FeeSchema)).value;
-      if (fee === null) throw new UsageError('the cluster no longer knows the blockhash just read (getFeeForMessage answered null): plan again');
+      const fee = await feeFor(call, base64);
       fees += fee;
       if (!coldAccount && batch.reduce((s, w) => s + w.solIn, 0n) < walletRent) {
         throw new UsageError(`the cold wallet does not exist yet and transaction ${n} would leave it below the rent-exempt minimum: send it ${walletRent} lamports first`);

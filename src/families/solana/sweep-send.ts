@@ -5,7 +5,7 @@ import type { Config } from '../../config/schema.ts';
 import type { FamilySweepSender, SignedSweepTx, SweepPlan } from '../sweep.ts';
 import { createLogger } from '../../logger.ts';
 import { TOKEN_PROGRAMS } from './sweep-message.ts';
-import { TokenAccountsSchema } from './sweep-plan.ts';
+import { TokenAccountsSchema } from './sweep-accounts.ts';
 import { pubkey, solanaRpc, u64 } from './sweep-rpc.ts';
 import { short } from './sweep-sign.ts';
 
@@ -42,7 +42,7 @@ function refusal(code: number, message: string, data: unknown): string {
  * Before the first send: the blockhash still valid, and each deposit's token balances what the
  * plan moves. A token account holding more than planned (a late payment) would fail closeAccount,
  * less would fail transferChecked: either way the plan is stale and is made again. More SOL is
- * fine (the next plan sweeps it).
+ * fine (the next plan sweeps it). A refund closes nothing, so only less than it moves is stale.
  */
 export async function solanaSweepStale(network: ResolvedNetwork, config: Config, plan: SweepPlan): Promise<string | null> {
   const { call } = solanaRpc(network, config, quiet());
@@ -60,7 +60,7 @@ export async function solanaSweepStale(network: ResolvedNetwork, config: Config,
     for (const move of deposit.moves) {
       if (move.token === null) continue;
       const now = live.get(move.token) ?? 0n;
-      if (now !== BigInt(move.amount)) return `deposit ${short(deposit.address)} holds ${now} ${move.symbol} (atomic), the plan moves ${move.amount}: plan again`;
+      if (plan.kind === 'refund' ? now < BigInt(move.amount) : now !== BigInt(move.amount)) return `deposit ${short(deposit.address)} holds ${now} ${move.symbol} (atomic), the plan moves ${move.amount}: plan again`;
     }
   }
   return null;

@@ -11,6 +11,8 @@ import { associatedTokenAddress, readSweepMessage, type SweepMessage } from './s
 // checked against the plan before anything is signed: each lamport and token leaving a deposit
 // goes to the plan's cold address (or its associated token account), and the fee payer only pays
 // fees and the cold wallet's token account. What the signer signs is what the summary shows.
+// A refund plan is held tighter: one deposit, no account closed, and only the refund's coin moving,
+// exactly as the summary shows; without a fee payer the deposit pays its own fee.
 
 /** The part of a plan transaction the Solana planner writes (UnsignedSweepTx.payload). */
 export const SolanaSweepPayloadSchema = z.strictObject({
@@ -53,13 +55,14 @@ interface Moved {
 /** Checks one message against the plan; adds what each deposit sends to `moved`. */
 function check(plan: SweepPlan, txId: string, txDeposits: readonly string[], txSigners: readonly string[], message: SweepMessage, moved: Map<string, Moved>): void {
   const at = `plan ${txId}`;
-  const feePayer = plan.feePayer;
+  // A refund without a fee payer is paid by its one deposit.
+  const feePayer = plan.feePayer ?? (plan.kind === 'refund' && plan.deposits.length === 1 ? plan.deposits[0]!.address : null);
   if (feePayer === null) throw new UsageError(`${at}: a Solana plan names its fee payer; this one has none`);
   if (message.feePayer !== feePayer) throw new UsageError(`${at}: the message's fee payer ${short(message.feePayer)} is not the plan's ${short(feePayer)}`);
   const ours = new Set(txDeposits);
   const planned = new Set(plan.deposits.map((d) => d.address));
   for (const d of txDeposits) if (!planned.has(d)) throw new UsageError(`${at}: ${short(d)} is not a deposit of the plan`);
-  const expected = [feePayer, ...txDeposits].sort();
+  const expected = [...new Set([feePayer, ...txDeposits])].sort();
   if ([...message.signers].sort().join() !== expected.join() || [...txSigners].sort().join() !== expected.join()) {
     throw new UsageError(`${at}: the message's signers are not the fee payer and this transaction's deposits`);
   }
@@ -90,6 +93,7 @@ function check(plan: SweepPlan, txId: string, txDeposits: readonly string[], txS
         break;
       }
       case 'close-account':
+        if (plan.kind === 'refund') throw new UsageError(`${at}: a refund closes no token account: refused`);
         toCold(action.destination, 'a closed token account\'s rent', plan.to);
         from(action.owner, 'the token account owner');
         break;
@@ -111,6 +115,24 @@ function compareWithSummary(plan: SweepPlan, moved: Map<string, Moved>): void {
     }
   }
   for (const address of moved.keys()) if (!plan.deposits.some((d) => d.address === address)) throw new UsageError(`${short(address)} sends funds but is not a deposit of the plan`);
+}
+
+/** A refund moves one coin from one deposit, exactly the summary's amount, which is the refund's (less the fee for SOL). */
+function compareWithRefund(plan: SweepPlan, moved: Map<string, Moved>): void {
+  const refund = plan.refund;
+  const [deposit, ...more] = plan.deposits;
+  if (!refund || !deposit || more.length > 0) throw new UsageError('a refund plan names its refund and exactly one deposit: refused');
+  const m = moved.get(deposit.address) ?? { sol: 0n, tokens: new Map<string, bigint>() };
+  const [move, ...extra] = deposit.moves;
+  if (!move || extra.length > 0 || move.token !== refund.token) throw new UsageError(`the refund's summary moves other coins than its ${refund.symbol}: refused`);
+  const shown = BigInt(move.amount);
+  const asked = BigInt(refund.amount);
+  if (refund.token === null) {
+    if (m.tokens.size > 0 || m.sol !== shown) throw new UsageError(`the transactions send ${m.sol} lamports and ${m.tokens.size} tokens, the refund's summary shows ${shown} lamports only: refused`);
+    if (shown !== asked && shown !== asked - BigInt(deposit.fee)) throw new UsageError(`the refund is ${asked} lamports, the summary sends ${shown} with a fee of ${deposit.fee}: refused`);
+  } else if (m.sol !== 0n || m.tokens.size !== 1 || m.tokens.get(refund.token) !== asked || shown !== asked) {
+    throw new UsageError(`the refund is ${asked} of mint ${short(refund.token)}; the transactions move ${m.tokens.get(refund.token) ?? 0n} and ${m.sol} lamports, the summary ${shown}: refused`);
+  }
 }
 
 /** The wire form: compact-u16 signature count, the signatures in signer order, the message. */
@@ -136,6 +158,7 @@ function sign(plan: SweepPlan, keys: ReadonlyMap<string, SweepKey>): SignedSweep
     return { tx, bytes, message };
   });
   compareWithSummary(plan, moved);
+  if (plan.kind === 'refund') compareWithRefund(plan, moved);
   return decoded.map(({ tx, bytes, message }) => {
     const signatures = message.signers.map((signer) => {
       const key = keys.get(signer);
