@@ -1,15 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import net from 'node:net';
-import * as ecc from '@bitcoinerlab/secp256k1';
-import { BIP32Factory } from 'bip32';
-import { computeAddress, Mnemonic, SigningKey } from 'ethers';
-import { loadConfig } from '../../src/config/load-config.ts';
-import { deriveAddresses } from '../../src/families/derive.ts';
-import { keyFingerprint } from '../../src/families/key-material.ts';
-import { resolveChains } from '../../src/families/families.ts';
-import type { SignedSweepTx, SweepKey, SweepPlan } from '../../src/families/sweep.ts';
+import { Mnemonic } from 'ethers';
+import type { SweepPlan } from '../../src/families/sweep.ts';
 import { hexToTron } from '../../src/families/tron/address.ts';
 import { tronSweepPlanner } from '../../src/families/tron/sweep-plan.ts';
 import type { TronSweepPayload } from '../../src/families/tron/sweep-payload.ts';
@@ -17,7 +10,8 @@ import { decodeRaw, decodeSigned } from '../../src/families/tron/sweep-proto.ts'
 import { tronSweepSender, tronSweepStale } from '../../src/families/tron/sweep-send.ts';
 import { tronSweepSigner } from '../../src/families/tron/sweep-sign.ts';
 import { createLogger } from '../../src/logger.ts';
-import { startTronSweepSim, USDT_ENERGY_HOLDER, USDT_ENERGY_NEW, type TronSweepSim } from '../helpers/java-tron-sweep-sim.ts';
+import { startTronSweepSim, USDT_ENERGY_HOLDER, USDT_ENERGY_NEW } from '../helpers/java-tron-sweep-sim.ts';
+import { assertSignedByOwners, broadcastInOrder, candidates, FEE_PAYER, keysFor, pool, signOffline, USDT, world } from '../helpers/tron-sweep.ts';
 
 // The Tron sweep through the family's modules against a java-tron-shaped HTTP API
 // (test/helpers/java-tron-sweep-sim.ts: signatures recovered, expiration and TaPoS checked,
@@ -25,21 +19,8 @@ import { startTronSweepSim, USDT_ENERGY_HOLDER, USDT_ENERGY_NEW, type TronSweepS
 // the seed as the offline machine does, broadcast in `after` order and follow to solidified.
 
 const log = createLogger('silent');
-const PHRASE = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
-const seed = () => Uint8Array.from(Buffer.from(Mnemonic.fromPhrase(PHRASE).computeSeed().slice(2), 'hex'));
-const account = BIP32Factory(ecc).fromSeed(Buffer.from(seed())).derivePath("m/44'/195'/0'");
-const XPUB = account.neutered().toBase58();
-const SOURCE = keyFingerprint(XPUB);
-const pool = deriveAddresses({ family: 'tron', testnet: false, network: 'MAINNET', xpub: XPUB, start: 0, count: 6 });
-const FEE_PAYER = hexToTron(computeAddress(`0x${Buffer.from(account.derive(1).derive(0).publicKey).toString('hex')}`));
 const COLD = hexToTron(`0x${'42'.repeat(20)}`);
 const THIEF = hexToTron(`0x${'66'.repeat(20)}`);
-const USDT = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
-
-function world(sim: TronSweepSim) {
-  const { config } = loadConfig({ env: {}, overrides: { chains: { tron: { mainnet: { rpcUrl: `${sim.url}/jsonrpc` } } }, indexer: { rpcTimeoutMs: 2000 } } });
-  return { config, network: resolveChains(config.chains).chains.tron.mainnet };
-}
 
 const planOf = (parts: Pick<SweepPlan, 'deposits' | 'skipped' | 'transactions'>, to = COLD): SweepPlan => ({
   format: 'chaingate-sweep-plan/1',
@@ -54,56 +35,6 @@ const planOf = (parts: Pick<SweepPlan, 'deposits' | 'skipped' | 'transactions'>,
   createdAt: new Date().toISOString(),
   ...parts,
 });
-
-const candidates = (indexes: number[]) => indexes.map((i) => ({ address: pool[i]!.address, derivationIndex: i, source: SOURCE }));
-
-function keysFor(plan: SweepPlan): Map<string, SweepKey> {
-  const s = seed();
-  const keys = new Map(plan.deposits.map((d) => [d.address, tronSweepSigner.deriveKey(s, d, plan, 50)]));
-  keys.set(FEE_PAYER, tronSweepSigner.deriveKey(s, { address: FEE_PAYER, derivationIndex: null, source: 'fee-payer' }, plan, 50));
-  return keys;
-}
-
-/** Signs with every socket and fetch blocked: the signer must not reach out. */
-function signOffline(plan: SweepPlan, keys: Map<string, SweepKey>): SignedSweepTx[] {
-  const connect = net.Socket.prototype.connect;
-  const realFetch = globalThis.fetch;
-  let dialled = 0;
-  net.Socket.prototype.connect = (() => {
-    dialled++;
-    throw new Error('the signer must not open a connection');
-  }) as typeof connect;
-  globalThis.fetch = (() => {
-    dialled++;
-    throw new Error('the signer must not fetch');
-  }) as typeof fetch;
-  try {
-    return tronSweepSigner.sign(plan, keys);
-  } finally {
-    net.Socket.prototype.connect = connect;
-    globalThis.fetch = realFetch;
-    assert.equal(dialled, 0);
-  }
-}
-
-/** What `sweep broadcast --wait` does: send each transaction once those it comes after are final. */
-async function broadcastInOrder(w: ReturnType<typeof world>, plan: SweepPlan, signed: SignedSweepTx[]) {
-  const final = new Set<string>();
-  const fees = new Map<string, bigint>();
-  for (let round = 0; final.size < signed.length; round++) {
-    assert.ok(round < 10, 'the after-chains end');
-    for (const tx of plan.transactions) {
-      if (final.has(tx.id) || tx.after.some((a) => !final.has(a))) continue;
-      const s = signed.find((x) => x.id === tx.id)!;
-      assert.deepEqual(await tronSweepSender.broadcast(w.network, w.config, s), { accepted: true }, tx.id);
-      const status = await tronSweepSender.status(w.network, w.config, s.txid);
-      assert.equal(status.state, 'final', `${tx.id}: ${status.error ?? ''}`);
-      fees.set(tx.id, BigInt(status.fee ?? '0'));
-      final.add(tx.id);
-    }
-  }
-  return fees;
-}
 
 test('tron sweep with delegated energy: TRX and USDT from deposits that never held TRX reach the cold address; signatures recover the deposits; the energy comes back', async (t) => {
   const sim = await startTronSweepSim({ tokens: [USDT] });
@@ -150,16 +81,7 @@ test('tron sweep with delegated energy: TRX and USDT from deposits that never he
 
   const keys = keysFor(plan);
   const signed = signOffline(plan, keys);
-  // Each signature recovers its transaction's owner over sha256(raw_data), and the signed raw_data is the planned one.
-  for (const [i, s] of signed.entries()) {
-    const { raw, signatures } = decodeSigned(Uint8Array.from(Buffer.from(s.raw, 'hex')));
-    assert.equal(s.txid, createHash('sha256').update(raw).digest('hex'));
-    assert.equal(Buffer.from(raw).toString('hex'), (plan.transactions[i]!.payload as TronSweepPayload).rawData);
-    const sig = signatures[0]!;
-    const signer = computeAddress(SigningKey.recoverPublicKey(`0x${s.txid}`, { r: `0x${Buffer.from(sig.subarray(0, 32)).toString('hex')}`, s: `0x${Buffer.from(sig.subarray(32, 64)).toString('hex')}`, v: sig[64]! }));
-    assert.equal(hexToTron(signer), plan.transactions[i]!.signers[0]);
-    assert.equal(decodeRaw(raw).contract.owner.slice(2), signer.slice(2).toLowerCase());
-  }
+  assertSignedByOwners(plan, signed);
 
   assert.equal(await tronSweepStale(w.network, w.config, plan), null);
   const fees = await broadcastInOrder(w, plan, signed);

@@ -1,9 +1,11 @@
 import { UsageError } from '../../domain/errors.ts';
-import type { FamilySweepPlanner, Holding, PlannedDeposit, SweepPlan, UnsignedSweepTx } from '../sweep.ts';
+import type { FamilySweepPlanner, Holding, PlannedDeposit, SweepPlan } from '../sweep.ts';
 import { tronAddresses } from './address.ts';
-import { AccountSchema, chainPrices, ConstantSchema, MaxSizeSchema, NowBlockSchema, ResourceSchema, tronSweepApi, type TronCall } from './sweep-api.ts';
+import { AccountSchema, chainPrices, MaxSizeSchema, ResourceSchema, tronSweepApi } from './sweep-api.ts';
+import { Bandwidth, bandwidthOf, hold, lendFor as lendAt, referenceHeader, tokenBalance, transactionList, transferEnergy, withMargin } from './sweep-build.ts';
 import { to41, transferData, type TronSweepPayload } from './sweep-payload.ts';
-import { encodeRaw, encodeSigned, ENERGY, type TronContract, type TronRaw } from './sweep-proto.ts';
+import { ENERGY, type TronContract, type TronRaw } from './sweep-proto.ts';
+import { planTronRefund } from './sweep-refund.ts';
 
 // The server half of a Tron sweep (docs/sweeps/tron.md). Live state from java-tron's HTTP API, then
 // one unsigned transaction per contract (Tron has one contract and one owner per transaction):
@@ -15,77 +17,20 @@ import { encodeRaw, encodeSigned, ENERGY, type TronContract, type TronRaw } from
 //    its stake (DelegateResourceContract, taken back by UnDelegateResourceContract after the
 //    transfer), or, when its stake cannot lend enough, tops it up with the TRX the energy burns.
 // Every transaction refers to the head block and expires 24 h after it (java-tron's limit).
+// A refund (`refund` set) is one exact move from one address: sweep-refund.ts plans it.
 
-/** java-tron refuses an expiration more than this after its head block (Constant.MAXIMUM_TIME_UNTIL_EXPIRATION). */
-export const MAX_EXPIRATION_MS = 24n * 3_600_000n;
-/** Kept below the limit so a node whose head is a little behind ours still accepts it. */
-const EXPIRATION_MARGIN_MS = 120_000n;
-/** java-tron adds this to a transaction's size when charging bandwidth (Constant.MAX_RESULT_SIZE_IN_TX). */
-const RESULT_BYTES = 64n;
-/** Energy estimates vary a little with the contract's dynamic energy factor between plan and send. */
-const ENERGY_MARGIN_PERCENT = 120n;
-/** java-tron's smallest delegation: 1 TRX. */
-const MIN_DELEGATION = 1_000_000n;
-
-const hold = (symbol: string, token: string | null, decimals: number, amount: bigint): Holding => ({ symbol, token, decimals, amount: amount.toString() });
-const ceilDiv = (a: bigint, b: bigint) => (a + b - 1n) / b;
-
-/** Bandwidth a signed transaction is charged: its bytes with one 65-byte signature, plus the result. */
-function bandwidthOf(raw: TronRaw): bigint {
-  return BigInt(encodeSigned(encodeRaw(raw), [new Uint8Array(65)]).length) + RESULT_BYTES;
-}
-
-/** Bandwidth an account has: staked first, then the free daily allowance; what neither covers is burned whole. */
-class Bandwidth {
-  constructor(
-    private staked: bigint,
-    private free: bigint,
-  ) {}
-  /** The sun a transaction of this size would burn, without using anything. */
-  cost(bytes: bigint, pricePerByte: bigint): bigint {
-    return bytes <= this.staked || bytes <= this.free ? 0n : bytes * pricePerByte;
-  }
-  /** The sun this transaction burns. */
-  use(bytes: bigint, pricePerByte: bigint): bigint {
-    if (bytes <= this.staked) this.staked -= bytes;
-    else if (bytes <= this.free) this.free -= bytes;
-    else return bytes * pricePerByte;
-    return 0n;
-  }
-}
-
-const balanceOfData = (address: string) => to41(address).slice(2).padStart(64, '0');
-
-async function tokenBalance(call: TronCall, token: string, owner: string): Promise<bigint> {
-  const res = await call('/wallet/triggerconstantcontract', { owner_address: to41(owner), contract_address: to41(token), function_selector: 'balanceOf(address)', parameter: balanceOfData(owner) }, ConstantSchema);
-  const word = res.constant_result?.[0];
-  if (res.result.result !== true || !word || !/^[0-9a-f]{64}$/i.test(word)) throw new UsageError(`balanceOf on ${token} failed: ${res.result.message ?? 'no result'}`);
-  return BigInt(`0x${word}`);
-}
-
-async function transferEnergy(call: TronCall, token: string, from: string, to: string, amount: bigint): Promise<bigint> {
-  const data = transferData(to, amount);
-  const res = await call('/wallet/triggerconstantcontract', { owner_address: to41(from), contract_address: to41(token), function_selector: 'transfer(address,uint256)', parameter: data.slice(8) }, ConstantSchema);
-  if (res.result.result !== true || res.energy_used === 0n) throw new UsageError(`the node could not estimate a ${token} transfer from ${from}: ${res.result.message ?? 'no energy figure'}`);
-  return res.energy_used;
-}
+export { MAX_EXPIRATION_MS } from './sweep-build.ts';
 
 export const tronSweepPlanner: FamilySweepPlanner = {
-  async plan({ network, config, log, candidates, to: toInput, feePayer: feePayerInput, min }) {
+  async plan({ network, config, log, candidates, to: toInput, feePayer: feePayerInput, min, refund }) {
     const to = tronAddresses.validate(toInput.trim(), network.testnet, {});
     const feePayer = feePayerInput === null ? null : tronAddresses.validate(feePayerInput.trim(), network.testnet, {});
     if (feePayer !== null && candidates.some((c) => c.address === feePayer)) throw new UsageError('the fee payer is one of the pool\'s deposit addresses: use an account outside the pool');
     if (feePayer === to) throw new UsageError('the fee payer is the destination: use another account to pay fees');
     const { call } = tronSweepApi(network, config, log);
+    if (refund) return planTronRefund({ network, log, call, candidates, to, feePayer, refund });
     const prices = await chainPrices(call);
-    const head = await call('/wallet/getnowblock', {}, NowBlockSchema);
-    const number = head.block_header.raw_data.number;
-    const header = {
-      refBlockBytes: (number & 0xffffn).toString(16).padStart(4, '0'),
-      refBlockHash: head.blockID.slice(16, 32),
-      expiration: head.block_header.raw_data.timestamp + MAX_EXPIRATION_MS - EXPIRATION_MARGIN_MS,
-      timestamp: BigInt(Date.now()),
-    };
+    const header = await referenceHeader(call);
     const tokens = network.tokens.filter((t) => t.address);
     const trx = network.native;
     const minFor = (symbol: string) => min[symbol] ?? 0n;
@@ -130,13 +75,7 @@ export const tronSweepPlanner: FamilySweepPlanner = {
     const payerResource = feePayer ? await call('/wallet/getaccountresource', { address: to41(feePayer) }, ResourceSchema) : null;
     const payerAccount = feePayer ? await call('/wallet/getaccount', { address: to41(feePayer) }, AccountSchema) : null;
     if (feePayer && payerAccount?.address === undefined) throw new UsageError(`the fee payer ${feePayer} has no account on tron ${network.network}: fund it first`);
-    const withMargin = (energy: bigint) => ceilDiv(energy * ENERGY_MARGIN_PERCENT, 100n);
-    const lendFor = (energy: bigint) => {
-      const r = payerResource!;
-      if (r.TotalEnergyLimit === 0n) return null;
-      const sun = ceilDiv(withMargin(energy) * r.TotalEnergyWeight, r.TotalEnergyLimit) * 1_000_000n;
-      return sun < MIN_DELEGATION ? MIN_DELEGATION : sun;
-    };
+    const lendFor = (energy: bigint) => lendAt(payerResource!, energy);
     const tokenWork = work.filter((w) => w.tokens.length > 0);
     let lendable = 0n;
     if (feePayer && tokenWork.length > 0) lendable = (await call('/wallet/getcandelegatedmaxsize', { owner_address: to41(feePayer), type: 1 }, MaxSizeSchema)).max_size;
@@ -146,26 +85,9 @@ export const tronSweepPlanner: FamilySweepPlanner = {
     }, 0n);
     const delegate = lendTotal !== null && lendTotal > 0n && lendTotal <= lendable;
 
-    const transactions: UnsignedSweepTx[] = [];
+    const { transactions, push } = transactionList(header);
     let payerSpend = 0n;
     const payerBandwidth = new Bandwidth(payerResource ? payerResource.NetLimit - payerResource.NetUsed : 0n, payerResource ? payerResource.freeNetLimit - payerResource.freeNetUsed : 0n);
-    const push = (kind: TronSweepPayload['kind'], owner: string, contract: TronContract, o: { after: string[]; deposit: string; feeLimit?: bigint; energy?: bigint; burn: (bytes: bigint) => bigint }) => {
-      const raw: TronRaw = { ...header, feeLimit: o.feeLimit ?? 0n, contract };
-      const bytes = bandwidthOf(raw);
-      const fee = o.burn(bytes);
-      const id = `tx-${transactions.length}`;
-      const payload: TronSweepPayload = {
-        kind,
-        from: owner,
-        rawData: Buffer.from(encodeRaw(raw)).toString('hex'),
-        expiration: header.expiration.toString(),
-        energy: (o.energy ?? 0n).toString(),
-        bandwidth: bytes.toString(),
-        fee: fee.toString(),
-      };
-      transactions.push({ id, signers: [owner], deposits: kind === 'trx' || kind === 'token' ? [o.deposit] : [], after: o.after, payload });
-      return { id, fee };
-    };
     const fromPayer = (kind: TronSweepPayload['kind'], contract: TronContract, after: string[], deposit: string, extra = 0n) =>
       push(kind, feePayer!, contract, {
         after,

@@ -13,13 +13,16 @@ import { readTransferData, TronSweepPayloadSchema } from './sweep-payload.ts';
 // checked before its sha256 is signed. Nothing in the payload but those bytes is trusted: a deposit
 // may only pay the plan's destination, exactly the amounts the summary shows; the fee payer may
 // only create, lend energy to, take it back from, or top up the plan's own deposits, and a top-up
-// is capped by what the transfers after it may burn. Pure: no network, no file.
+// is capped by what the transfers after it may burn. A refund plan moves exactly its one coin from
+// its one address, and its fee payer may also create the buyer's account. Pure: no network, no file.
 
 const bip32 = BIP32Factory(ecc);
 /** Accounts m/44'/195'/N' tried when matching a pool's key fingerprint. */
 const ACCOUNT_SEARCH = 20;
 /** Accounts searched for deposits from an address list (no fingerprint to match). */
 const FILE_ACCOUNT_SEARCH = 5;
+/** Sources whose keys are searched (no pool fingerprint): an address list, a merchant wallet. */
+const SEARCHED: ReadonlySet<string> = new Set(['file', 'wallet']);
 /** Change addresses …/1/i of the deposits' account tried for the fee payer. */
 const FEE_PAYER_CHANGE_SEARCH = 20;
 /** What a top-up may add per transfer after it, beyond its fee limit: the bandwidth burn of a ~350-byte transfer at 1,000 sun a byte is 0.35 TRX. */
@@ -45,7 +48,7 @@ function accountBySource(seed: Uint8Array, source: string): BIP32Interface {
 
 function deriveFeePayerKey(seed: Uint8Array, plan: SweepPlan, searchLimit: number): SweepKey {
   if (plan.feePayer === null) throw new UsageError('the plan has no fee payer');
-  for (const source of new Set(plan.deposits.map((d) => d.source).filter((s) => s !== 'file'))) {
+  for (const source of new Set(plan.deposits.map((d) => d.source).filter((s) => !SEARCHED.has(s)))) {
     const change = accountBySource(seed, source).derive(1);
     for (let i = 0; i < FEE_PAYER_CHANGE_SEARCH; i++) if (addressOf(change.derive(i)) === plan.feePayer) return keyOf(change.derive(i));
   }
@@ -61,6 +64,7 @@ function deriveFeePayerKey(seed: Uint8Array, plan: SweepPlan, searchLimit: numbe
 function deriveKey(seed: Uint8Array, candidate: SweepCandidate, plan: SweepPlan, searchLimit: number): SweepKey {
   // The caller asks for the fee payer's key as a deposit of unknown index.
   if (candidate.derivationIndex === null && candidate.address === plan.feePayer) return deriveFeePayerKey(seed, plan, searchLimit);
+  if (candidate.source === 'wallet') return walletKey(seed, candidate.address, searchLimit);
   if (candidate.derivationIndex !== null && candidate.source !== 'file') {
     const node = accountBySource(seed, candidate.source).derive(0).derive(candidate.derivationIndex);
     if (addressOf(node) !== candidate.address) {
@@ -75,6 +79,18 @@ function deriveKey(seed: Uint8Array, candidate: SweepCandidate, plan: SweepPlan,
   throw new UsageError(`a deposit of the plan is none of the first ${searchLimit} receive addresses of accounts m/44'/195'/0' to ${FILE_ACCOUNT_SEARCH - 1}' of this seed`);
 }
 
+/** A merchant wallet address (a refund after the deposit was swept): the seed's first account, receive and change, then TronLink's accounts. */
+function walletKey(seed: Uint8Array, address: string, searchLimit: number): SweepKey {
+  for (const branch of [0, 1]) {
+    const parent = account(seed, 0).derive(branch);
+    for (let i = 0; i < searchLimit; i++) if (addressOf(parent.derive(i)) === address) return keyOf(parent.derive(i));
+  }
+  for (let n = 1; n < ACCOUNT_SEARCH; n++) if (addressOf(account(seed, n).derive(0).derive(0)) === address) return keyOf(account(seed, n).derive(0).derive(0));
+  throw new UsageError(
+    `the wallet address ${address} is not an address of this seed (looked at m/44'/195'/0'/0/i and m/44'/195'/0'/1/i for i < ${searchLimit}, and m/44'/195'/N'/0/0 for N < ${ACCOUNT_SEARCH})`,
+  );
+}
+
 /** From an account-level xprv (m/44'/195'/N'): the deposits at 0/i, the fee payer at 1/i or 0/i. */
 function deriveKeyFromAccount(accountKey: string, candidate: SweepCandidate, plan: SweepPlan, searchLimit: number): SweepKey {
   let node: BIP32Interface;
@@ -86,7 +102,7 @@ function deriveKeyFromAccount(accountKey: string, candidate: SweepCandidate, pla
   if (node.isNeutered()) throw new UsageError('an account public key cannot sign: give the xprv of m/44\'/195\'/N\', or the seed');
   if (node.depth !== 3) throw new UsageError(`the extended key is at depth ${node.depth}; give the account's (m/44'/195'/N', depth 3)`);
   const isFeePayer = candidate.derivationIndex === null && candidate.address === plan.feePayer;
-  if (!isFeePayer && candidate.source !== 'file' && fingerprintOf(node) !== candidate.source) {
+  if (!isFeePayer && !SEARCHED.has(candidate.source) && fingerprintOf(node) !== candidate.source) {
     throw new UsageError(`this account key's fingerprint is not the pool's (${candidate.source}): the pool was seeded from another account`);
   }
   if (candidate.derivationIndex !== null && !isFeePayer) {
@@ -94,10 +110,12 @@ function deriveKeyFromAccount(accountKey: string, candidate: SweepCandidate, pla
     if (addressOf(child) !== candidate.address) throw new UsageError(`deposit #${candidate.derivationIndex} derives another address than the plan names`);
     return keyOf(child);
   }
-  for (const branch of isFeePayer ? [1, 0] : [0]) {
+  const wallet = candidate.source === 'wallet';
+  for (const branch of isFeePayer ? [1, 0] : wallet ? [0, 1] : [0]) {
     for (let i = 0; i < searchLimit; i++) if (addressOf(node.derive(branch).derive(i)) === candidate.address) return keyOf(node.derive(branch).derive(i));
   }
-  throw new UsageError(`${isFeePayer ? "the plan's fee payer" : 'a deposit of the plan'} is none of the first ${searchLimit} addresses of this account key`);
+  const what = isFeePayer ? "the plan's fee payer" : wallet ? `the wallet address ${candidate.address}` : 'a deposit of the plan';
+  throw new UsageError(`${what} is none of the first ${searchLimit} ${wallet ? 'receive (0/i) or change (1/i) addresses' : 'addresses'} of this account key`);
 }
 
 /** A 65-byte Tron signature over sha256(raw_data): r, s and v = 27 + recovery id, as java-tron's ECKey reads it. */
@@ -176,7 +194,8 @@ function sign(plan: SweepPlan, keys: ReadonlyMap<string, SweepKey>, now: number 
         break;
       case 'AccountCreateContract':
         if (!isFeePayer(owner)) throw new UsageError(`${tx.id}: refused: creates an account from an account that is not the plan's fee payer`);
-        requireDeposit(hex41ToTron(c.account), tx.id, 'the new account');
+        // A TRX refund's fee payer may create the buyer's account, so the refund does not burn for it.
+        if (!(plan.kind === 'refund' && hex41ToTron(c.account) === plan.to)) requireDeposit(hex41ToTron(c.account), tx.id, 'the new account');
         break;
     }
   }
@@ -189,6 +208,7 @@ function sign(plan: SweepPlan, keys: ReadonlyMap<string, SweepKey>, now: number 
     }
     if ([...m.values()].some((v) => v > 0n)) throw new UsageError(`deposit ${d.address}: its transactions move something the summary does not show: refused`);
   }
+  if (plan.kind === 'refund') checkRefund(plan);
 
   return decoded.map(({ tx, bytes, owner }) => {
     const key = keys.get(owner);
@@ -197,6 +217,24 @@ function sign(plan: SweepPlan, keys: ReadonlyMap<string, SweepKey>, now: number 
     const signature = signDigest(txid, key.privateKey);
     return { id: tx.id, raw: Buffer.from(encodeSigned(bytes, [signature])).toString('hex'), txid };
   });
+}
+
+/**
+ * A refund moves one coin from one address: a token exactly the refund, TRX the refund or the
+ * refund less the fee the address pays (when what stays does not cover it). The summary's moves
+ * were checked against the transactions above.
+ */
+function checkRefund(plan: SweepPlan): void {
+  const refund = plan.refund;
+  const deposit = plan.deposits[0];
+  if (!refund || !/^\d+$/.test(refund.amount) || plan.deposits.length !== 1 || !deposit) throw new UsageError('a refund plan refunds one amount from one address: refused');
+  const move = deposit.moves[0];
+  if (deposit.moves.length !== 1 || !move || move.token !== refund.token) throw new UsageError(`the refund plan moves something other than the refund's ${refund.symbol}: refused`);
+  const amount = BigInt(refund.amount);
+  const paid = BigInt(move.amount);
+  if (refund.token === null ? paid > amount || amount - paid > BigInt(deposit.fee) : paid !== amount) {
+    throw new UsageError(`the refund plan pays the buyer ${paid} ${refund.symbol} (atomic), but the refund is ${amount}${refund.token === null ? ' (less its fee at most)' : ''}: refused`);
+  }
 }
 
 export const tronSweepSigner: FamilySweepSigner & { signAt: typeof sign } = {
