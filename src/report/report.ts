@@ -110,12 +110,16 @@ export async function buildReport(common: Pick<Common, 'db'>, from: Date, to: Da
   return rows.sort((a, b) => a.at.getTime() - b.at.getTime()).map((r) => r.row);
 }
 
+const FORMULA_START = new Set(['=', '+', '-', '@', '\t', '\r']);
+const APOSTROPHE = "'";
+const NEEDS_QUOTES = /[\x22,\r\n]/;
+
 /** A text cell a spreadsheet would run as a formula is written with a leading apostrophe (OWASP CSV injection). */
 function cell(column: ReportColumn, value: string | null): string {
   if (value === null) return '';
   const numeric = column === 'amount' || column === 'fiat_amount' || column === 'rate' || column === 'fee';
-  const text = !numeric && /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  const text = !numeric && FORMULA_START.has(value.charAt(0)) ? APOSTROPHE + value : value;
+  return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
 /** RFC 4180 CSV with a header row; amounts are plain decimals (no exponent, no thousands separator). */
