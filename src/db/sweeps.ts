@@ -167,9 +167,9 @@ function txView(t: SweepTx): SweepSummaryRow['txs'][number] {
   };
 }
 
-/** Plans, newest first, with their transactions (a plan not yet broadcast has none). */
+/** Sweep plans (refunds are listed by `refund list`), newest first, with their transactions (a plan not yet broadcast has none). */
 export async function listSweeps(em: EntityManager, filter: { chain?: string; limit: number }): Promise<SweepSummaryRow[]> {
-  const plans = await em.find(SweepPlan, filter.chain ? { chain: filter.chain } : {}, { orderBy: { createdAt: 'desc', id: 'asc' }, limit: filter.limit });
+  const plans = await em.find(SweepPlan, filter.chain ? { kind: 'sweep', chain: filter.chain } : { kind: 'sweep' }, { orderBy: { createdAt: 'desc', id: 'asc' }, limit: filter.limit });
   const txs = plans.length === 0 ? [] : await em.find(SweepTx, { planId: { $in: plans.map((p) => p.id) } }, { orderBy: { txKey: 'asc' } });
   return plans.map((p) => ({
     planId: p.id,
@@ -207,10 +207,11 @@ export interface SweptTotal {
   pending: string;
 }
 
-/** What sweeps moved per chain, network and symbol (for `chaingate status`). */
+/** What sweeps (not refunds) moved per chain, network and symbol (for `chaingate status`). */
 export async function sweptTotals(em: EntityManager): Promise<SweptTotal[]> {
   const rows = await em.execute<{ chain: string; is_testnet: boolean | number; status: string; moves: string }[]>(
-    `select chain, is_testnet, status, moves from sweep_tx where status in ('SIGNED', 'SENT', 'FINAL')`,
+    `select t.chain, t.is_testnet, t.status, t.moves from sweep_tx t join sweep_plan p on p.id = t.plan_id
+      where p.kind = 'sweep' and t.status in ('SIGNED', 'SENT', 'FINAL')`,
   );
   const totals = new Map<string, { chain: string; isTestnet: boolean; symbol: string; swept: bigint; pending: bigint }>();
   for (const r of rows) {
