@@ -2,6 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Blockchain, internal, type BlockchainTransaction, type SandboxContract, type TreasuryContract } from '@ton/sandbox';
 import { Address, beginCell, Cell, contractAddress, loadMessage, storeMessage, toNano, type Message, type TupleItem } from '@ton/core';
+import assert from 'node:assert/strict';
+import { loadConfig } from '../../src/config/load-config.ts';
+import { resolveChains } from '../../src/families/families.ts';
+import type { SignedSweepTx, SweepKey, SweepPlan } from '../../src/families/sweep.ts';
+import { tonSweepSender } from '../../src/families/ton/sweep-send.ts';
+import { tonSweepSigner } from '../../src/families/ton/sweep-sign.ts';
 import { listenLocal } from './local-server.ts';
 import { JETTON_MINTER_CODE_BOC, JETTON_WALLET_CODE_BOC } from './ton-jetton-code.ts';
 
@@ -407,4 +413,48 @@ export async function startTonNode(options: TonNodeOptions = {}): Promise<TonNod
     calls,
     close: local.close,
   };
+}
+
+// The family's three steps against a node, as the sweep and refund tests drive them.
+
+/** A configuration whose ton mainnet is the node, with its USDT master in the registry. */
+export function tonWorld(ton: TonNode) {
+  const master = ton.usdt.master.toString({ bounceable: true });
+  const { config } = loadConfig({ env: {}, overrides: { chains: { ton: { mainnet: { rpcUrl: ton.url, tokens: { USDT: { address: master, decimals: 6 } } } } }, indexer: { rpcTimeoutMs: 2000 } } });
+  return { config, network: resolveChains(config.chains).chains.ton.mainnet };
+}
+
+/** A plan file's content around the planner's parts; `extra` makes it a refund (kind, refund). */
+export function tonPlanOf(parts: Pick<SweepPlan, 'deposits' | 'skipped' | 'transactions'>, to: string, feePayer: string | null, extra: Partial<SweepPlan> = {}): SweepPlan {
+  return { format: 'chaingate-sweep-plan/1', id: 'test', kind: 'sweep', chain: 'ton', family: 'ton', network: 'MAINNET', testnet: false, to, feePayer, createdAt: new Date().toISOString(), ...parts, ...extra };
+}
+
+/** What `sweep sign` does with the seed: every deposit's key and the fee payer's, searched among the first `limit` keys (list pool). */
+export function tonKeysFor(seed: Uint8Array, plan: SweepPlan, limit = 20): Map<string, SweepKey> {
+  const keys = new Map<string, SweepKey>();
+  for (const d of plan.deposits) keys.set(d.address, tonSweepSigner.deriveKey(seed, d, plan, limit));
+  if (plan.feePayer) keys.set(plan.feePayer, tonSweepSigner.deriveKey(seed, { address: plan.feePayer, derivationIndex: null, source: 'fee-payer' }, plan, limit));
+  return keys;
+}
+
+/** An owner's balance of a jetton, read from its jetton wallet (0 when that wallet is not deployed). */
+export async function jettonBalanceOf(ton: TonNode, jetton: Jetton, owner: Address): Promise<bigint> {
+  const wallet = await jetton.walletOf(owner);
+  const contract = await ton.blockchain.getContract(wallet);
+  if (contract.accountState?.type !== 'active') return 0n;
+  return (await ton.blockchain.runGetMethod(wallet, 'get_wallet_data', [])).stackReader.readBigNumber();
+}
+
+export const tonBalanceOf = async (ton: TonNode, a: Address) => (await ton.blockchain.getContract(a)).balance;
+
+/** Broadcasts in the plan's order, each after the ones it waits for are final, as `sweep broadcast --wait` does. */
+export async function tonBroadcastAll(w: ReturnType<typeof tonWorld>, plan: SweepPlan, signed: SignedSweepTx[]) {
+  const states = new Map<string, { state: string; fee?: string; error?: string }>();
+  for (const tx of signed) {
+    const planned = plan.transactions.find((t) => t.id === tx.id)!;
+    for (const before of planned.after) assert.equal(states.get(before)?.state, 'final', `${tx.id} waits for ${before}`);
+    assert.deepEqual(await tonSweepSender.broadcast(w.network, w.config, tx), { accepted: true }, tx.id);
+    states.set(tx.id, await tonSweepSender.status(w.network, w.config, tx.txid));
+  }
+  return states;
 }

@@ -2,16 +2,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Address, beginCell, Cell, internal, toNano } from '@ton/core';
-import { loadConfig } from '../../src/config/load-config.ts';
-import { resolveChains } from '../../src/families/families.ts';
 import { createLogger } from '../../src/logger.ts';
-import type { SignedSweepTx, SweepKey, SweepPlan } from '../../src/families/sweep.ts';
 import { encodeMessage, jettonTransferBody, type TonSweepPayload } from '../../src/families/ton/sweep-messages.ts';
 import { ORDER_FEE, tonSweepPlanner } from '../../src/families/ton/sweep-plan.ts';
 import { tonSweepSender, tonSweepStale } from '../../src/families/ton/sweep-send.ts';
 import { tonSweepSigner } from '../../src/families/ton/sweep-sign.ts';
 import { tonKeyAt } from '../../src/families/ton/wallet-v4.ts';
-import { startTonNode, type TonNode } from '../helpers/toncenter-node.ts';
+import { jettonBalanceOf, startTonNode, tonBalanceOf, tonBroadcastAll, tonKeysFor, tonPlanOf, tonWorld, type TonNode } from '../helpers/toncenter-node.ts';
 
 // The TON sweep on TON's real TVM (@ton/sandbox with TEP-74 jetton code behind a toncenter v3
 // server, test/helpers/toncenter-node.ts): plan over the API, sign with keys from a seed as the
@@ -20,44 +17,12 @@ import { startTonNode, type TonNode } from '../helpers/toncenter-node.ts';
 
 const log = createLogger('silent');
 
-function world(ton: TonNode) {
-  const master = ton.usdt.master.toString({ bounceable: true });
-  const { config } = loadConfig({ env: {}, overrides: { chains: { ton: { mainnet: { rpcUrl: ton.url, tokens: { USDT: { address: master, decimals: 6 } } } } }, indexer: { rpcTimeoutMs: 2000 } } });
-  return { config, network: resolveChains(config.chains).chains.ton.mainnet };
-}
-
-function planOf(parts: Pick<SweepPlan, 'deposits' | 'skipped' | 'transactions'>, to: string, feePayer: string | null): SweepPlan {
-  return { format: 'chaingate-sweep-plan/1', id: 'test', kind: 'sweep', chain: 'ton', family: 'ton', network: 'MAINNET', testnet: false, to, feePayer, createdAt: new Date().toISOString(), ...parts };
-}
-
-/** What `sweep sign` does with the seed: every deposit's key and the fee payer's, searched among the first 20 keys (list pool). */
-function keysFor(seed: Uint8Array, plan: SweepPlan): Map<string, SweepKey> {
-  const keys = new Map<string, SweepKey>();
-  for (const d of plan.deposits) keys.set(d.address, tonSweepSigner.deriveKey(seed, d, plan, 20));
-  if (plan.feePayer) keys.set(plan.feePayer, tonSweepSigner.deriveKey(seed, { address: plan.feePayer, derivationIndex: null, source: 'fee-payer' }, plan, 20));
-  return keys;
-}
-
-async function jettonBalance(ton: TonNode, owner: Address): Promise<bigint> {
-  const wallet = await ton.usdt.walletOf(owner);
-  const contract = await ton.blockchain.getContract(wallet);
-  if (contract.accountState?.type !== 'active') return 0n;
-  return (await ton.blockchain.runGetMethod(wallet, 'get_wallet_data', [])).stackReader.readBigNumber();
-}
-
-const balance = async (ton: TonNode, a: Address) => (await ton.blockchain.getContract(a)).balance;
-
-/** Broadcasts in the plan's order, each after the ones it waits for are final, as `sweep broadcast --wait` does. */
-async function broadcastAll(w: ReturnType<typeof world>, plan: SweepPlan, signed: SignedSweepTx[]) {
-  const states = new Map<string, { state: string; fee?: string; error?: string }>();
-  for (const tx of signed) {
-    const planned = plan.transactions.find((t) => t.id === tx.id)!;
-    for (const before of planned.after) assert.equal(states.get(before)?.state, 'final', `${tx.id} waits for ${before}`);
-    assert.deepEqual(await tonSweepSender.broadcast(w.network, w.config, tx), { accepted: true }, tx.id);
-    states.set(tx.id, await tonSweepSender.status(w.network, w.config, tx.txid));
-  }
-  return states;
-}
+const world = tonWorld;
+const planOf = tonPlanOf;
+const keysFor = tonKeysFor;
+const jettonBalance = (ton: TonNode, owner: Address) => jettonBalanceOf(ton, ton.usdt, owner);
+const balance = tonBalanceOf;
+const broadcastAll = tonBroadcastAll;
 
 test('ton sweep: uninit deposits are deployed by their first order; TON and USDT reach the cold wallet, gas topped up by the fee payer', async (t) => {
   const ton = await startTonNode();

@@ -1,4 +1,4 @@
-import { type Address, beginCell, Cell, loadMessage, loadMessageRelaxed, storeMessageRelaxed, type MessageRelaxed } from '@ton/core';
+import { type Address, beginCell, Cell, loadMessage, loadMessageRelaxed, storeMessageRelaxed, toNano, type MessageRelaxed } from '@ton/core';
 import { z } from 'zod';
 import { UsageError } from '../../domain/errors.ts';
 import { SUBWALLET_ID } from './wallet-v4.ts';
@@ -14,6 +14,17 @@ export const OP_JETTON_TRANSFER = 0x0f8a7ea5;
 export const MODE_CARRY_ALL = 128;
 /** Send mode 1: the wallet pays the forwarding fees on top of the value, so the value arrives whole. */
 export const MODE_PAY_FEES_SEPARATELY = 1;
+
+/** An address shortened for messages: enough to find it in the plan. */
+export const short = (address: string) => `${address.slice(0, 6)}…${address.slice(-4)}`;
+
+/** TON attached to each jetton transfer; what the jetton wallets do not burn comes back to its response_destination. */
+export const JETTON_TRANSFER_VALUE = toNano('0.05');
+/**
+ * What one wallet v4r2 order costs its sender at most, deploy included (import, gas, forwarding
+ * of up to four messages): measured 0.0051 TON (deploy + TON) and 0.0061 TON (deploy + jetton transfer + TON) on @ton/sandbox's mainnet config (docs/sweeps/ton.md), kept with a margin.
+ */
+export const ORDER_FEE = toNano('0.01');
 
 const base64 = z.string().regex(/^[A-Za-z0-9+/]+=*$/, 'base64');
 

@@ -1,13 +1,14 @@
-import { Address, internal, toNano } from '@ton/core';
+import { Address, internal } from '@ton/core';
 import type { TokenRef } from '../../chains/registry.ts';
 import type { FamilySweepPlanner, Holding, PlannedDeposit, SweepCandidate, SweepPlan, UnsignedSweepTx } from '../sweep.ts';
-import { InvalidAddressError, UsageError } from '../../domain/errors.ts';
-import { tonAddresses } from './address.ts';
+import { UsageError } from '../../domain/errors.ts';
 import { createJettonWallets } from './jetton-wallets.ts';
 import { tonSweepApi, type AccountState } from './sweep-api.ts';
-import { encodeMessage, jettonTransferBody, MODE_CARRY_ALL, MODE_PAY_FEES_SEPARATELY, type TonSweepPayload } from './sweep-messages.ts';
+import { encodeMessage, JETTON_TRANSFER_VALUE, jettonTransferBody, MODE_CARRY_ALL, MODE_PAY_FEES_SEPARATELY, ORDER_FEE, type TonSweepPayload } from './sweep-messages.ts';
 import { short } from './sweep-sign.ts';
-import { MAX_MESSAGES, WALLET_V4R2_CODE } from './wallet-v4.ts';
+import { CONCURRENCY, hold, PLAN_LIFETIME_S, raw, V4R2_CODE_HASH, validate } from './sweep-common.ts';
+import { planTonRefund } from './sweep-refund.ts';
+import { MAX_MESSAGES } from './wallet-v4.ts';
 import { mapLimit } from '../map-limit.ts';
 
 // The server half of a TON sweep: each deposit's account (balance, deployed or not, seqno) and
@@ -16,34 +17,12 @@ import { mapLimit } from '../map-limit.ts';
 // and excess to the destination), then the rest of its TON with mode 128. A deposit that was never
 // deployed carries its state_init and is deployed by that message. Jetton gas comes from the
 // deposit's own TON; a deposit without enough is topped up first by the fee payer (up to four
-// deposits per fee-payer order), and its sweep waits for that top-up to be final.
+// deposits per fee-payer order), and its sweep waits for that top-up to be final. A refund (input
+// `refund`) is sweep-refund.ts.
 
-/** TON attached to each jetton transfer; what the jetton wallets do not burn comes back to the destination (response_destination). */
-export const JETTON_TRANSFER_VALUE = toNano('0.05');
+export { JETTON_TRANSFER_VALUE, ORDER_FEE, PLAN_LIFETIME_S };
 /** forward_ton_amount: 1 nanoton, so the destination's wallet gets a transfer_notification and shows the payment. */
 export const FORWARD_TON = 1n;
-/**
- * What one wallet v4r2 order costs its sender at most, deploy included (import, gas, forwarding
- * of up to four messages): measured 0.0051 TON (deploy + TON) and 0.0061 TON (deploy + jetton transfer + TON) on @ton/sandbox's mainnet config (docs/sweeps/ton.md), kept with a margin.
- */
-export const ORDER_FEE = toNano('0.01');
-/** How long a plan's messages stay valid (valid_until): enough to carry the plan to the offline machine and back. */
-export const PLAN_LIFETIME_S = 6 * 3600;
-
-const CONCURRENCY = 4;
-const V4R2_CODE_HASH = WALLET_V4R2_CODE.hash().toString('hex');
-const hold = (symbol: string, token: string | null, decimals: number, amount: bigint): Holding => ({ symbol, token, decimals, amount: amount.toString() });
-const raw = (a: string) => Address.parse(a).toRawString().toUpperCase();
-
-
-function validate(value: string, testnet: boolean, flag: string): string {
-  try {
-    return tonAddresses.validate(value.trim(), testnet, {});
-  } catch (err) {
-    if (err instanceof InvalidAddressError) throw new UsageError(`${flag}: ${err.message}`);
-    throw err;
-  }
-}
 
 interface DepositWork {
   candidate: SweepCandidate;
@@ -55,7 +34,8 @@ interface DepositWork {
 }
 
 export const tonSweepPlanner: FamilySweepPlanner = {
-  async plan({ network, config, log, candidates, to: toInput, feePayer: feePayerInput, min }) {
+  async plan({ network, config, log, candidates, to: toInput, feePayer: feePayerInput, min, refund }) {
+    if (refund) return planTonRefund({ network, config, log, candidates, to: toInput, feePayer: feePayerInput, refund });
     const to = validate(toInput, network.testnet, '--to');
     const feePayer = feePayerInput === null ? null : validate(feePayerInput, network.testnet, '--fee-payer');
     const pool = new Set(candidates.map((c) => raw(c.address)));

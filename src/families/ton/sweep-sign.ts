@@ -2,7 +2,8 @@ import { Address, beginCell, contractAddress, external, storeMessage } from '@to
 import type { FamilySweepSigner, PlannedDeposit, SignedSweepTx, SweepCandidate, SweepKey, SweepPlan } from '../sweep.ts';
 import { UsageError } from '../../domain/errors.ts';
 import { ed25519PublicKey, ed25519Sign } from '../ed25519-keys.ts';
-import { decodeMessage, MODE_CARRY_ALL, MODE_PAY_FEES_SEPARATELY, readJettonTransfer, TonSweepPayloadSchema, walletOrder, type TonSweepPayload } from './sweep-messages.ts';
+import { decodeMessage, MODE_CARRY_ALL, MODE_PAY_FEES_SEPARATELY, readJettonTransfer, short, TonSweepPayloadSchema, walletOrder, type TonSweepPayload } from './sweep-messages.ts';
+import { checkRefund } from './sweep-refund-check.ts';
 import { findTonIndex, parseTonAddress, tonKeyAt, tonPath, walletStateInit } from './wallet-v4.ts';
 
 // The offline half of a TON sweep: no database, no network, no chain client (@ton/core's cells
@@ -10,10 +11,10 @@ import { findTonIndex, parseTonAddress, tonKeyAt, tonPath, walletStateInit } fro
 // every internal message of every order is decoded before anything is signed: a deposit sends
 // jetton transfers whose jettons and excess go to the plan's destination and then its remaining
 // TON (mode 128) to the destination; the fee payer only tops up deposits of the plan, no more than
-// their planned gas. What the signer signs is what the summary shows.
+// their planned gas. What the signer signs is what the summary shows. A refund plan is checked by
+// sweep-refund-check.ts instead: one message of the exact amount, never mode 128.
 
-/** An address shortened for messages: enough to find it in the plan. */
-export const short = (address: string) => `${address.slice(0, 6)}…${address.slice(-4)}`;
+export { short };
 
 function deriveKey(seed: Uint8Array, candidate: SweepCandidate, plan: SweepPlan, searchLimit: number): SweepKey {
   const target = parseTonAddress(candidate.address, 'the plan\'s address');
@@ -122,10 +123,11 @@ function sign(plan: SweepPlan, keys: ReadonlyMap<string, SweepKey>): SignedSweep
   const decoded = plan.transactions.map((tx) => {
     const parsed = TonSweepPayloadSchema.safeParse(tx.payload);
     if (!parsed.success) throw new UsageError(`plan ${tx.id}: not a TON sweep payload (${parsed.error.issues[0]?.message ?? 'unexpected shape'})`);
-    check(plan, tx.id, tx.signers, tx.deposits, parsed.data, deposits, moved);
+    if (plan.kind !== 'refund') check(plan, tx.id, tx.signers, tx.deposits, parsed.data, deposits, moved);
     return { tx, payload: parsed.data };
   });
-  compareWithSummary(deposits, moved);
+  if (plan.kind === 'refund') checkRefund(plan, decoded);
+  else compareWithSummary(deposits, moved);
   return decoded.map(({ tx, payload }) => {
     const key = keys.get(payload.wallet);
     if (!key) throw new UsageError(`plan ${tx.id}: no key for ${short(payload.wallet)}, which must sign`);
