@@ -126,7 +126,8 @@ export async function planSolanaRefund({ network, config, log, candidates, to: t
     let rest = refund.amount;
     for (const ta of sources) {
       const have = balance(ta);
-      const take = have > rest ? rest : have; // bigint: no Math.min
+      // biome-ignore lint/complexity/useMathMinMax: bigints, which Math.min does not take
+      const take = have > rest ? rest : have;
       if (take === 0n) break;
       instructions.push(getTransferCheckedInstruction({ source: address(ta.pubkey), mint: address(mint), destination: address(ata), authority, amount: take, decimals: refund.decimals }, { programAddress: address(ta.account.owner) }));
       rest -= take;
