@@ -124,5 +124,6 @@ function cell(column: ReportColumn, value: string | null): string {
 
 /** RFC 4180 CSV with a header row; amounts are plain decimals (no exponent, no thousands separator). */
 export function reportCsv(rows: ReportRow[]): string {
-  return [REPORT_COLUMNS.join(','), ...rows.map((r) => REPORT_COLUMNS.map((c) => cell(c, r[c])).join(','))].join('\r\n') + '\r\n';
+  const lines = [REPORT_COLUMNS.join(','), ...rows.map((r) => REPORT_COLUMNS.map((c) => cell(c, r[c])).join(','))];
+  return `${lines.join('\r\n')}\r\n`;
 }
