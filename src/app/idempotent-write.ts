@@ -15,16 +15,11 @@ export interface WriteAnswer {
   body: string;
 }
 
-/** A write transaction: the store's (Database.write), or one that also gives its work the ORM (ormWrite). */
-export type Transact<X extends Executor> = <T>(fn: (x: X) => Promise<T>) => Promise<T>;
-
-export interface IdempotentWrite<X extends Executor = Executor> {
-  /** Where the write runs; the store's own write transaction unless a step still needs entities (ormWrite). */
-  transact?: Transact<X>;
+export interface IdempotentWrite {
   /** The claim for the request as authenticated now. */
   claim(): ClaimInput;
   /** The request's work, in the write's transaction; returns the answer to store and send. */
-  work(x: X): Promise<WriteAnswer>;
+  work(x: Executor): Promise<WriteAnswer>;
   /**
    * The merchant point changed since its cached copy authenticated the request (nothing was
    * written): authenticate again from the database, so that the next claim() is fresh.
@@ -35,12 +30,11 @@ export interface IdempotentWrite<X extends Executor = Executor> {
 const inFlight = () => new GatewayError('IDEMPOTENCY_KEY_CONFLICT', 'A request with this Idempotency-Key is still being processed; back off and retry');
 
 /** Runs the write once, or replays the key's stored answer (`replayed`). */
-export async function idempotentWrite<X extends Executor>(db: Database, write: IdempotentWrite<X>): Promise<{ answer: WriteAnswer; replayed: boolean }> {
-  const transact = write.transact ?? (db.write as Transact<X>);
+export async function idempotentWrite(db: Database, write: IdempotentWrite): Promise<{ answer: WriteAnswer; replayed: boolean }> {
   for (let round = 0; round < 4; round++) {
     const claim = write.claim();
     try {
-      const answer = await transact(async (x) => {
+      const answer = await db.write(async (x) => {
         const id = await claimKey(x, claim);
         const a = await write.work(x);
         await completeKey(x, id, a.status, a.body);

@@ -3,11 +3,10 @@ import { z } from 'zod';
 import { getNetwork } from '../chains/registry.ts';
 import { GatewayError } from '../domain/errors.ts';
 import { isInFlight } from '../domain/lifecycle.ts';
-import { ObservedTransfer } from '../db/entities/observed-transfer.entity.ts';
+import { claimIsOffChain, findTransfer } from '../db/ledger-rows.ts';
+import { recordTransfer } from '../db/lifecycle.ts';
 import { loadPayment } from '../db/payments.ts';
 import { recomputeCredit } from '../db/payment-transitions.ts';
-import { inTransaction } from '../db/transaction.ts';
-import { claimIsOffChain } from '../indexer/ledger.ts';
 import { PAYMENT_RECEIVED_TOPIC } from '../families/evm/evm-source.ts';
 import type { DaemonDeps } from './deps.ts';
 
@@ -74,19 +73,18 @@ export async function confirmContractPayment(deps: DaemonDeps, paymentId: string
   );
   if (!log) throw new GatewayError('TX_PAYMENT_MISMATCH', "Transaction holds no PaymentReceived event for this payment's externalId and coin");
 
-  const updated = await inTransaction(db, async (em) => {
+  const key = { chain: payment.blockchain, network: payment.network };
+  const logIndex = Number(BigInt(log.logIndex));
+  const updated = await db.write(async (x) => {
     // A claim, not a fact: the indexer re-checks this block like any other and un-credits the
     // transfer if it leaves the canonical chain before completion. A block the indexer already
     // holds with another hash is refused now.
-    if (await claimIsOffChain(em, { chain: payment.blockchain, network: payment.network }, BigInt(receipt.blockNumber), receipt.blockHash)) {
+    if (await claimIsOffChain(x, key, BigInt(receipt.blockNumber), receipt.blockHash)) {
       throw new GatewayError('TX_NOT_FOUND', 'Transaction is not in the canonical chain; retry in a few seconds');
     }
-    const logIndex = Number(BigInt(log.logIndex));
-    const exists = await em.findOne(ObservedTransfer, { chain: payment.blockchain, network: payment.network, txHash: receipt.transactionHash, logIndex });
-    if (!exists) {
-      em.create(ObservedTransfer, {
-        chain: payment.blockchain,
-        network: payment.network,
+    if (!(await findTransfer(x, key, receipt.transactionHash, logIndex))) {
+      await recordTransfer(x, {
+        ...key,
         txHash: receipt.transactionHash,
         logIndex,
         blockNumber: BigInt(receipt.blockNumber).toString(),
@@ -100,9 +98,8 @@ export async function confirmContractPayment(deps: DaemonDeps, paymentId: string
         status: 'CREDITED',
         note: 'claimed by the buyer (/confirm); re-checked by the indexer',
       });
-      await em.flush();
     }
-    return recomputeCredit(em, payment.id, now);
+    return recomputeCredit(x, payment.id, now);
   });
   return {
     status: updated.status,

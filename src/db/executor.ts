@@ -25,6 +25,9 @@ export interface Executor {
   all<R>(sql: string, params?: SqlValue[]): Promise<R[]>;
 }
 
+/** The reads of an executor: inside a write (seeing its own rows), or over the pool (src/db/raw-sql.ts poolReader). */
+export type Reader = Pick<Executor, 'dialect' | 'get' | 'all'>;
+
 /** A synchronous better-sqlite3 statement source (the writer's own connection). */
 export interface SqliteStatements {
   prepare(sql: string): { run(...params: unknown[]): { changes: number }; get(...params: unknown[]): unknown; all(...params: unknown[]): unknown[] };

@@ -1,11 +1,7 @@
-import type { FilterQuery } from '@mikro-orm/core';
-import type { EntityManager } from '@mikro-orm/sql';
-import { LIVE_PAYMENT_STATUSES } from '../domain/lifecycle.ts';
-import { IndexerCursor } from './entities/indexer-cursor.entity.ts';
-import { Invoice } from './entities/invoice.entity.ts';
-import { Payment } from './entities/payment.entity.ts';
+import { LIVE_PAYMENT_STATUSES, type InvoiceStatus } from '../domain/lifecycle.ts';
+import type { Executor, Reader, SqlValue } from './executor.ts';
 import type { Database } from './orm.ts';
-import { inTransaction } from './transaction.ts';
+import { dateOf, poolReader } from './raw-sql.ts';
 import { applyInvoiceFact, applyPaymentFact } from './lifecycle.ts';
 
 // Expiry (docs/expiry.md): enforced lazily whenever an invoice or payment is acted on, and by a
@@ -20,54 +16,77 @@ import { applyInvoiceFact, applyPaymentFact } from './lifecycle.ts';
 // window are always credited first, and an indexer that was down produces the same ledger and the
 // same events as a live one. Chains no indexer has ever run for fall back to the wall clock.
 
+const LIVE = LIVE_PAYMENT_STATUSES.map((s) => `'${s}'`).join(', ');
+
 /**
- * Narrows a PENDING-payment filter to the payments whose window may be closed now: per chain and
+ * The condition (on payment `p`) of a PENDING payment whose window may be closed now: per chain and
  * network, expiresAt at or before min(now, time of the newest block the indexer processed).
  */
-export async function closableWindows(em: EntityManager, base: FilterQuery<Payment>, now = new Date()): Promise<FilterQuery<Payment>> {
-  const cursors = await em.find(IndexerCursor, {}, { fields: ['chain', 'network', 'blockTime'] });
+export async function closableWindows(r: Reader, now = new Date()): Promise<{ where: string; params: SqlValue[] }> {
+  const cursors = await r.all<{ chain: string; network: string; block_time: string | number | null }>('select chain, network, block_time from indexer_cursor order by chain, network');
+  const params: SqlValue[] = [];
   const indexed = cursors.map((c) => {
-    const chainTime = c.blockTime === null || c.blockTime === undefined ? new Date(0) : new Date(Number(c.blockTime) * 1000 - 1);
-    return { blockchain: c.chain, network: c.network, expiresAt: { $lte: chainTime < now ? chainTime : now } };
+    const chainTime = c.block_time === null || c.block_time === undefined ? new Date(0) : new Date(Number(c.block_time) * 1000 - 1);
+    params.push(c.chain, c.network, chainTime < now ? chainTime : now);
+    return '(p.blockchain = ? and p.network = ? and p.expires_at <= ?)';
   });
-  const unindexed = { expiresAt: { $lte: now }, $and: cursors.map((c) => ({ $or: [{ blockchain: { $ne: c.chain } }, { network: { $ne: c.network } }] })) };
-  return { $and: [base, { status: 'PENDING' }, { $or: [...indexed, unindexed] }] } as FilterQuery<Payment>;
+  params.push(now);
+  const others = cursors.map((c) => {
+    params.push(c.chain, c.network);
+    return ' and not (p.blockchain = ? and p.network = ?)';
+  });
+  return { where: `p.status = 'PENDING' and (${[...indexed, `(p.expires_at <= ?${others.join('')})`].join(' or ')})`, params };
 }
 
 /**
  * Whether the expiry rules would change anything for this invoice now. Reads only; lets the hot
  * read paths (status polls) skip the transaction when nothing is due, which is almost always.
  */
-export async function expiryDue(em: EntityManager, invoice: Pick<Invoice, 'id' | 'status' | 'expiresAt'>, now = new Date()): Promise<boolean> {
+export async function expiryDue(r: Reader, invoice: { id: string; status: InvoiceStatus; expiresAt: Date }, now = new Date()): Promise<boolean> {
   if (invoice.status === 'OPEN') return invoice.expiresAt <= now;
   if (invoice.status !== 'PAYMENT_PENDING') return false;
-  if ((await em.count(Payment, { invoice: invoice.id, status: 'PENDING', expiresAt: { $lte: now } })) === 0) return false;
-  return (await em.count(Payment, await closableWindows(em, { invoice: invoice.id }, now))) > 0;
+  if (!(await r.get(`select 1 as due from payment p where p.invoice_id = ? and p.status = 'PENDING' and p.expires_at <= ? limit 1`, [invoice.id, now]))) return false;
+  const closable = await closableWindows(r, now);
+  return (await r.get(`select 1 as due from payment p where p.invoice_id = ? and ${closable.where} limit 1`, [invoice.id, ...closable.params])) !== undefined;
 }
 
-/** Applies the expiry rules to one invoice and its payments inside the caller's transaction. */
-export async function applyExpiry(em: EntityManager, invoiceId: string, now = new Date()): Promise<void> {
-  const stale = await em.find(Payment, await closableWindows(em, { invoice: invoiceId }, now), { populate: ['invoice'] });
+/** Applies the expiry rules to one invoice and its payments inside the caller's write. */
+export async function applyExpiry(x: Executor, invoiceId: string, now = new Date()): Promise<void> {
+  const closable = await closableWindows(x, now);
+  const stale = await x.all<{ id: string; expires_at: unknown }>(`select p.id, p.expires_at from payment p where p.invoice_id = ? and ${closable.where} order by p.created_at, p.id`, [
+    invoiceId,
+    ...closable.params,
+  ]);
   // Stamped at the window's end, not at whenever this ran: the same event whoever applies it.
-  for (const payment of stale) await applyPaymentFact(em, payment, 'windowClosed', payment.expiresAt);
-  const invoice = await em.findOne(Invoice, { id: invoiceId }, { refresh: true });
+  for (const payment of stale) await applyPaymentFact(x, payment.id, 'windowClosed', dateOf(payment.expires_at));
+  const invoice = await x.get<{ status: InvoiceStatus; expires_at: unknown }>('select status, expires_at from invoice where id = ?', [invoiceId]);
   if (!invoice) return;
+  const expiresAt = dateOf(invoice.expires_at);
   if (invoice.status === 'PAYMENT_PENDING') {
-    const live = await em.count(Payment, { invoice: invoiceId, status: { $in: [...LIVE_PAYMENT_STATUSES] } });
-    if (live > 0) return;
-    await applyInvoiceFact(em, invoiceId, invoice.expiresAt > now ? 'attemptEnded' : 'expired', now);
-  } else if (invoice.status === 'OPEN' && invoice.expiresAt <= now) {
-    await applyInvoiceFact(em, invoiceId, 'expired', now);
+    if (await x.get(`select 1 as live from payment where invoice_id = ? and status in (${LIVE}) limit 1`, [invoiceId])) return;
+    await applyInvoiceFact(x, invoiceId, expiresAt > now ? 'attemptEnded' : 'expired', now);
+  } else if (invoice.status === 'OPEN' && expiresAt <= now) {
+    await applyInvoiceFact(x, invoiceId, 'expired', now);
   }
-  await em.refresh(invoice);
+}
+
+/** Invoices the expiry rules may change now: through a payment's closed window, or OPEN past their own time. */
+export async function invoicesDue(r: Reader, filter: { merchantId?: string }, now: Date, limit: number): Promise<string[]> {
+  const closable = await closableWindows(r, now);
+  const scope = filter.merchantId === undefined ? '' : 'p.merchant_id = ? and ';
+  const fromPayments = await r.all<{ invoice_id: string }>(`select p.invoice_id from payment p where ${scope}${closable.where} limit ?`, [
+    ...(filter.merchantId === undefined ? [] : [filter.merchantId]),
+    ...closable.params,
+    limit,
+  ]);
+  const fromInvoices =
+    filter.merchantId === undefined ? await r.all<{ id: string }>(`select id from invoice where status = 'OPEN' and expires_at <= ? limit ?`, [now, limit]) : [];
+  return [...new Set([...fromPayments.map((p) => p.invoice_id), ...fromInvoices.map((i) => i.id)])];
 }
 
 /** The scheduled sweep: expires what nobody touched. Returns how many invoices it looked at. */
 export async function sweepExpired(db: Database, now = new Date(), batch = 500): Promise<number> {
-  const em = db.em();
-  const fromPayments = await em.find(Payment, await closableWindows(em, {}, now), { fields: ['invoice'], limit: batch });
-  const fromInvoices = await em.find(Invoice, { status: 'OPEN', expiresAt: { $lte: now } }, { fields: ['id'], limit: batch });
-  const ids = new Set([...fromPayments.map((p) => p.invoice.id), ...fromInvoices.map((i) => i.id)]);
-  for (const id of ids) await inTransaction(db, (tx) => applyExpiry(tx, id, now));
-  return ids.size;
+  const ids = await invoicesDue(poolReader(db), {}, now, batch);
+  for (const id of ids) await db.write((x) => applyExpiry(x, id, now));
+  return ids.length;
 }

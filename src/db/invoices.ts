@@ -1,4 +1,3 @@
-import type { EntityManager } from '@mikro-orm/sql';
 import { GatewayError } from '../domain/errors.ts';
 import { Invoice } from './entities/invoice.entity.ts';
 import { Payment } from './entities/payment.entity.ts';
@@ -6,11 +5,11 @@ import { applyInvoiceFact } from './lifecycle.ts';
 import { applyExpiry, expiryDue } from './expiry.ts';
 import type { Database } from './orm.ts';
 import { nextReference } from './reference-ids.ts';
-import { inTransaction } from './transaction.ts';
 import type { Executor, SqlValue } from './executor.ts';
+import { invoiceById, type StoredInvoice } from './records.ts';
 import { formatReferenceId, referenceDay } from '../domain/reference-id.ts';
 import { newId } from '../domain/ids.ts';
-import { dateOf, jsonOf, mapEventually, nullableDate, readApplyingExpiry, readRow, type Eventually } from './raw-sql.ts';
+import { dateOf, jsonOf, mapEventually, nullableDate, poolReader, readApplyingExpiry, readRow, type Eventually } from './raw-sql.ts';
 import { LIVE_PAYMENT_STATUSES, type InvoiceStatus } from '../domain/lifecycle.ts';
 
 export interface CreateInvoiceInput {
@@ -86,12 +85,9 @@ export async function loadInvoice(db: Database, invoiceId: string, merchantId: s
   const em = db.em();
   const current = await em.findOne(Invoice, merchantId ? { id: invoiceId, merchant: merchantId } : { id: invoiceId }, { populate: ['merchant'] });
   if (!current) throw new GatewayError('INVOICE_NOT_FOUND', 'Invoice not found');
-  if (!(await expiryDue(em, current, now))) return current;
-  return inTransaction(db, async (em) => {
-    const invoice = await findScoped(em, invoiceId, merchantId);
-    await applyExpiry(em, invoice.id, now);
-    return em.findOneOrFail(Invoice, { id: invoice.id }, { refresh: true, populate: ['merchant'] });
-  });
+  if (!(await expiryDue(poolReader(db), current, now))) return current;
+  await db.write((x) => applyExpiry(x, current.id, now));
+  return db.em().findOneOrFail(Invoice, { id: current.id }, { populate: ['merchant'] });
 }
 
 /**
@@ -203,12 +199,6 @@ function readSnapshotRow(db: Database, invoiceId: string, merchantId: string | n
   );
 }
 
-async function findScoped(em: EntityManager, invoiceId: string, merchantId: string | null): Promise<Invoice> {
-  const invoice = await em.findOne(Invoice, merchantId ? { id: invoiceId, merchant: merchantId } : { id: invoiceId });
-  if (!invoice) throw new GatewayError('INVOICE_NOT_FOUND', 'Invoice not found');
-  return invoice;
-}
-
 export async function invoicePayments(db: Database, invoiceId: string): Promise<Payment[]> {
   return db.em().find(Payment, { invoice: invoiceId }, { orderBy: { createdAt: 'asc', id: 'asc' } });
 }
@@ -217,12 +207,12 @@ export async function latestPayment(db: Database, invoiceId: string): Promise<Pa
   return db.em().findOne(Payment, { invoice: invoiceId }, { orderBy: { createdAt: 'desc', id: 'desc' } });
 }
 
-/** DELETE: only from OPEN or DRAFT (conditional update, so it cannot race a checkout), in the caller's transaction. */
-export async function cancelInvoiceIn(em: EntityManager, invoiceId: string, merchantId: string, now = new Date()): Promise<Invoice> {
-  const invoice = await findScoped(em, invoiceId, merchantId);
-  await applyExpiry(em, invoice.id, now);
-  const changed = await applyInvoiceFact(em, invoice.id, 'cancelled', now, { cancelledAt: now });
-  await em.refresh(invoice);
+/** DELETE: only from OPEN or DRAFT (conditional update, so it cannot race a checkout), in the caller's write. */
+export async function cancelInvoiceIn(x: Executor, invoiceId: string, merchantId: string, now = new Date()): Promise<StoredInvoice> {
+  if (!(await x.get('select 1 as found from invoice where id = ? and merchant_id = ?', [invoiceId, merchantId]))) throw new GatewayError('INVOICE_NOT_FOUND', 'Invoice not found');
+  await applyExpiry(x, invoiceId, now);
+  const changed = await applyInvoiceFact(x, invoiceId, 'cancelled', now, { cancelledAt: now });
+  const invoice = await invoiceById(x, invoiceId);
   if (!changed) {
     throw new GatewayError('INVOICE_CANNOT_BE_CANCELLED', `Invoice is ${invoice.status}; only OPEN or DRAFT invoices can be cancelled`);
   }

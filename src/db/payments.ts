@@ -1,11 +1,10 @@
 import type { FilterQuery } from '@mikro-orm/core';
 import { GatewayError } from '../domain/errors.ts';
 import type { PaymentStatus } from '../domain/lifecycle.ts';
-import { boolOf, dateOf, mapEventually, nullableDate, readApplyingExpiry, readRow, type Eventually } from './raw-sql.ts';
+import { boolOf, dateOf, mapEventually, nullableDate, poolReader, readApplyingExpiry, readRow, type Eventually } from './raw-sql.ts';
 import { Payment, type PaymentMethod, type PaymentType } from './entities/payment.entity.ts';
-import { applyExpiry, closableWindows, expiryDue } from './expiry.ts';
+import { applyExpiry, expiryDue, invoicesDue } from './expiry.ts';
 import type { Database } from './orm.ts';
-import { inTransaction } from './transaction.ts';
 
 export interface ListPaymentsInput {
   merchantId: string;
@@ -18,9 +17,7 @@ export interface ListPaymentsInput {
 /** Newest first; pagination per the spec: page = floor(skip/take)+1, hasMore = skip+take < total. */
 export async function listPayments(db: Database, input: ListPaymentsInput, now = new Date()) {
   // Lazy expiry for the list too: overdue PENDING payments of this point are expired first.
-  const em = db.em();
-  const overdue = await em.find(Payment, await closableWindows(em, { merchant: input.merchantId }, now), { fields: ['invoice'], limit: 1000 });
-  for (const invoiceId of new Set(overdue.map((p) => p.invoice.id))) await inTransaction(db, (em) => applyExpiry(em, invoiceId, now));
+  for (const invoiceId of await invoicesDue(poolReader(db), { merchantId: input.merchantId }, now, 1000)) await db.write((x) => applyExpiry(x, invoiceId, now));
   const where: FilterQuery<Payment> = { merchant: input.merchantId };
   if (input.status) where.status = input.status;
   if (input.blockchain) where.blockchain = input.blockchain;
@@ -46,13 +43,9 @@ export async function loadPayment(db: Database, paymentId: string, merchantId: s
   const em = db.em();
   const current = await em.findOne(Payment, merchantId ? { id: paymentId, merchant: merchantId } : { id: paymentId }, { populate: ['invoice'] });
   if (!current) throw new GatewayError('PAYMENT_NOT_FOUND', 'Payment not found');
-  if (!(await expiryDue(em, current.invoice, now))) return current;
-  return inTransaction(db, async (em) => {
-    const payment = await em.findOne(Payment, merchantId ? { id: paymentId, merchant: merchantId } : { id: paymentId });
-    if (!payment) throw new GatewayError('PAYMENT_NOT_FOUND', 'Payment not found');
-    await applyExpiry(em, payment.invoice.id, now);
-    return em.findOneOrFail(Payment, { id: payment.id }, { refresh: true, populate: ['invoice'] });
-  });
+  if (!(await expiryDue(poolReader(db), current.invoice, now))) return current;
+  await db.write((x) => applyExpiry(x, current.invoice.id, now));
+  return db.em().findOneOrFail(Payment, { id: current.id }, { populate: ['invoice'] });
 }
 
 /** What a payment asks for and where: fixed when it is opened. */

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/sql';
 import { createHash } from 'node:crypto';
 import { CompiledQuery } from 'kysely';
 import type { Dialect } from '../config/database-url.ts';
-import { toDb, type SqlValue } from './executor.ts';
+import { toDb, type Reader, type SqlValue } from './executor.ts';
 import type { Database } from './orm.ts';
 import { cachedNativeSqlite, nativeSqlite, type NativeSqlite } from './native-sqlite.ts';
 
@@ -31,6 +31,13 @@ export async function rawQuery<R = Record<string, unknown>>(em: EntityManager, d
   const ctx = (em.getTransactionContext() ?? em.getConnection().getClient()) as { executeQuery<T>(q: CompiledQuery): Promise<{ rows: T[]; numAffectedRows?: bigint }> };
   const res = await ctx.executeQuery<R>(CompiledQuery.raw(textFor(dialect, sql), params.map((v) => toDb(dialect, v))));
   return { rows: res.rows, affected: Number(res.numAffectedRows ?? res.rows.length) };
+}
+
+/** Reads outside any write, for callers that are not in one: named statements on PostgreSQL's pool, the ORM's connection on SQLite. */
+export function poolReader(db: Database): Reader {
+  const all = async <R>(sql: string, params: SqlValue[] = []): Promise<R[]> =>
+    db.dialect === 'postgresql' ? ((await pgStatement(db, sql, params)).rows as R[]) : (await rawQuery<R>(db.em(), db.dialect, sql, params)).rows;
+  return { dialect: db.dialect, all, get: async <R>(sql: string, params: SqlValue[] = []) => (await all<R>(sql, params))[0] };
 }
 
 /** Date columns as read raw: epoch ms (SQLite), Date (PostgreSQL) or an ISO string. */

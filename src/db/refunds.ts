@@ -1,12 +1,13 @@
 import type { EntityManager } from '@mikro-orm/sql';
 import { parseUnits } from '../domain/money.ts';
-import type { Executor } from './executor.ts';
+import type { Executor, Reader } from './executor.ts';
 import type { Database } from './orm.ts';
-import { dateOf, nullableDate, rawQuery } from './raw-sql.ts';
+import { boolOf, dateOf, nullableDate, poolReader } from './raw-sql.ts';
 
 // Every statement refunds need (docs/refunds.md). A refund row is written once by `refund plan`;
 // its transaction, fee and state are those of its plan's sweep transactions (sweep_tx), read here
-// by plan id and never copied, so the sweep lifecycle stays their one writer.
+// by plan id and never copied, so the sweep lifecycle stays their one writer. The reads take a
+// Reader: a write's executor (finalizeSweepTx decides a refund on its own rows) or poolReader(db).
 
 export type RefundState = 'PLANNED' | 'PENDING' | 'CONFIRMED' | 'FAILED';
 
@@ -82,10 +83,10 @@ export function refundState(txs: Pick<RawTx, 'status'>[]): RefundState {
 
 const txOrder = (a: RawTx, b: RawTx) => Number(a.tx_key.slice(3)) - Number(b.tx_key.slice(3));
 
-async function withTxs(em: EntityManager, refunds: RawRefund[]): Promise<RefundRow[]> {
+async function withTxs(r: Reader, refunds: RawRefund[]): Promise<RefundRow[]> {
   if (refunds.length === 0) return [];
   const plans = refunds.map((r) => r.plan_id);
-  const txs = await em.execute<RawTx[]>(`select plan_id, tx_key, txid, status, fee, final_at from sweep_tx where plan_id in (${plans.map(() => '?').join(', ')})`, plans);
+  const txs = await r.all<RawTx>(`select plan_id, tx_key, txid, status, fee, final_at from sweep_tx where plan_id in (${plans.map(() => '?').join(', ')})`, plans);
   return refunds.map((r) => {
     const mine = txs.filter((t) => t.plan_id === r.plan_id).sort(txOrder);
     const state = refundState(mine);
@@ -96,7 +97,7 @@ async function withTxs(em: EntityManager, refunds: RawRefund[]): Promise<RefundR
       planId: r.plan_id,
       chain: r.chain,
       network: r.network,
-      isTestnet: r.is_testnet === true || r.is_testnet === 1,
+      isTestnet: boolOf(r.is_testnet),
       symbol: r.symbol,
       tokenAddress: r.token_address,
       decimals: Number(r.decimals),
@@ -114,27 +115,27 @@ async function withTxs(em: EntityManager, refunds: RawRefund[]): Promise<RefundR
 }
 
 /** The refunds of a payment, oldest first, each with its state. */
-export async function refundsOfPayment(em: EntityManager, paymentId: string): Promise<RefundRow[]> {
-  return withTxs(em, await em.execute<RawRefund[]>('select * from refund where payment_id = ? order by created_at, id', [paymentId]));
+export async function refundsOfPayment(r: Reader, paymentId: string): Promise<RefundRow[]> {
+  return withTxs(r, await r.all<RawRefund>('select * from refund where payment_id = ? order by created_at, id', [paymentId]));
 }
 
 /** The refund of a plan, or null for a sweep plan. */
-export async function refundOfPlan(em: EntityManager, planId: string): Promise<RefundRow | null> {
-  return (await withTxs(em, await em.execute<RawRefund[]>('select * from refund where plan_id = ?', [planId])))[0] ?? null;
+export async function refundOfPlan(r: Reader, planId: string): Promise<RefundRow | null> {
+  return (await withTxs(r, await r.all<RawRefund>('select * from refund where plan_id = ?', [planId])))[0] ?? null;
 }
 
 /** Refunds made between two times (created), for the report. */
 export async function refundsBetween(db: Database, from: Date, to: Date): Promise<RefundRow[]> {
-  const em = db.em();
-  return withTxs(em, (await rawQuery<RawRefund>(em, db.dialect, 'select * from refund where created_at >= ? and created_at < ? order by created_at, id', [from, to])).rows);
+  const r = poolReader(db);
+  return withTxs(r, await r.all<RawRefund>('select * from refund where created_at >= ? and created_at < ? order by created_at, id', [from, to]));
 }
 
 /**
  * Atomic units of the payment's coin its address received: what was credited, plus what arrived
  * after the payment ended (LATE, EXTRA) and was recorded against it but never credited.
  */
-export async function receivedTotal(em: EntityManager, payment: { id: string; receivedAmount: string; decimals: number }): Promise<bigint> {
-  const rows = await em.execute<{ amount: string }[]>(`select amount from observed_transfer where payment_id = ? and status in ('LATE', 'EXTRA')`, [payment.id]);
+export async function receivedTotal(r: Reader, payment: { id: string; receivedAmount: string; decimals: number }): Promise<bigint> {
+  const rows = await r.all<{ amount: string }>(`select amount from observed_transfer where payment_id = ? and status in ('LATE', 'EXTRA')`, [payment.id]);
   return rows.reduce((s, r) => s + BigInt(r.amount), parseUnits(payment.receivedAmount, payment.decimals));
 }
 

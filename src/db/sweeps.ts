@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/sql';
 import { isLivePayment } from '../domain/lifecycle.ts';
 import type { SweepTxStatus } from '../domain/sweep-lifecycle.ts';
 import { SweepPlan } from './entities/sweep-plan.entity.ts';
+import { newId } from '../domain/ids.ts';
 import type { Executor } from './executor.ts';
 import { SweepTx } from './entities/sweep-tx.entity.ts';
 
@@ -104,39 +105,25 @@ export interface SignedTxRecord {
  * Records the signed transactions of a plan before any is sent. A transaction already recorded
  * with the same txid is kept as it is (a resumed broadcast); one recorded with another txid means
  * the plan was signed twice into different transactions, and sending both could not both succeed
- * but would confuse the record: refused, naming both.
+ * but would confuse the record: refused, naming both, and nothing of the file is recorded.
  */
-export async function recordSignedTxs(em: EntityManager, txs: SignedTxRecord[]): Promise<{ conflict: { txKey: string; recorded: string; given: string } | null }> {
-  return em.transactional(async (tem) => {
-    for (const tx of txs) {
-      const existing = await tem.findOne(SweepTx, { planId: tx.planId, txKey: tx.txKey });
-      if (existing) {
-        if (existing.txid !== tx.txid) return { conflict: { txKey: tx.txKey, recorded: existing.txid, given: tx.txid } };
-        continue;
-      }
-      tem.create(SweepTx, {
-        planId: tx.planId,
-        txKey: tx.txKey,
-        chain: tx.chain,
-        network: tx.network,
-        isTestnet: tx.isTestnet,
-        txid: tx.txid,
-        raw: tx.raw,
-        deposits: JSON.stringify(tx.deposits),
-        moves: JSON.stringify(tx.moves),
-        fee: tx.fee,
-        status: 'SIGNED',
-        error: null,
-        attempts: 0,
-        sentAt: null,
-        finalAt: null,
-      });
-    }
-    await tem.flush();
-    return { conflict: null };
-  });
+export async function recordSignedTxs(x: Executor, txs: SignedTxRecord[]): Promise<{ conflict: { txKey: string; recorded: string; given: string } | null }> {
+  const fresh: SignedTxRecord[] = [];
+  for (const tx of txs) {
+    const existing = await x.get<{ txid: string }>('select txid from sweep_tx where plan_id = ? and tx_key = ?', [tx.planId, tx.txKey]);
+    if (!existing) fresh.push(tx);
+    else if (existing.txid !== tx.txid) return { conflict: { txKey: tx.txKey, recorded: existing.txid, given: tx.txid } };
+  }
+  const now = new Date();
+  for (const tx of fresh) {
+    await x.run(
+      `insert into sweep_tx (id, plan_id, tx_key, chain, network, is_testnet, txid, raw, deposits, moves, fee, status, error, attempts, sent_at, final_at, created_at, updated_at)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'SIGNED', null, 0, null, null, ?, ?)`,
+      [newId(), tx.planId, tx.txKey, tx.chain, tx.network, tx.isTestnet, tx.txid, tx.raw, JSON.stringify(tx.deposits), JSON.stringify(tx.moves), tx.fee, now, now],
+    );
+  }
+  return { conflict: null };
 }
-
 
 export async function txsOfPlan(em: EntityManager, planId: string): Promise<SweepTx[]> {
   return em.find(SweepTx, { planId }, { orderBy: { txKey: 'asc' }, refresh: true });

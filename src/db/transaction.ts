@@ -6,8 +6,9 @@ import { retryOnLockConflict } from './lock-retry.ts';
 import type { Database } from './orm.ts';
 
 /**
- * Runs `fn` in one database transaction on a fresh EntityManager: a state change and the event it
- * causes commit together or not at all. A transaction that loses a lock to another connection
+ * Runs `fn` in one ORM transaction on a fresh EntityManager, for the writes still made with entities
+ * (merchant points, the pool's addresses); the store's own tables are written through
+ * Database.write. A transaction that loses a lock to another connection
  * (SQLite busy, PostgreSQL serialization failure, deadlock or lock timeout) is rolled back and run
  * again from the start until LOCK_WAIT_MS have passed, then DATABASE_BUSY is thrown.
  */
@@ -15,26 +16,15 @@ export async function inTransaction<T>(db: Database, fn: (em: EntityManager) => 
   return retryOnLockConflict(() => db.em().transactional((em) => fn(em as EntityManager)));
 }
 
-/** An executor that also carries the ORM's EntityManager of the same transaction. */
-export interface OrmExecutor extends Executor {
-  readonly em: EntityManager;
-}
-
-/** The executor of an ORM transaction, for steps still written against entities that must share it. */
-export function ormExecutor(em: EntityManager, dialect: Dialect): OrmExecutor {
+/**
+ * An executor over an ORM transaction's connection. Nothing in src writes through it (every write is
+ * Database.write); test fixtures that build rows with entities use it to take reference numbers.
+ */
+export function ormExecutor(em: EntityManager, dialect: Dialect): Executor {
   return {
     dialect,
-    em,
     run: async (sql, params = []) => (await rawQuery(em, dialect, sql, params)).affected,
     get: async <R>(sql: string, params: SqlValue[] = []) => (await rawQuery<R>(em, dialect, sql, params)).rows[0],
     all: async <R>(sql: string, params: SqlValue[] = []) => (await rawQuery<R>(em, dialect, sql, params)).rows,
   };
-}
-
-/**
- * inTransaction for work that mixes the store's statements with steps still written against
- * entities (the invoice cancel's expiry rules): both in the ORM's transaction, on its connection.
- */
-export function ormWrite(db: Database): <T>(fn: (x: OrmExecutor) => Promise<T>) => Promise<T> {
-  return (fn) => inTransaction(db, (em) => fn(ormExecutor(em, db.dialect)));
 }

@@ -2,6 +2,7 @@ import type { Common } from '../common.ts';
 import type { SweepTx } from '../db/entities/sweep-tx.entity.ts';
 import { Payment } from '../db/entities/payment.entity.ts';
 import { applySweepFact, finalizeSweepTx } from '../db/lifecycle.ts';
+import { poolReader } from '../db/raw-sql.ts';
 import { receivedTotal, refundedTotals, refundsOfPayment } from '../db/refunds.ts';
 import { formatUnits } from '../domain/money.ts';
 import { findPlan, recordSignedTxs, txsOfPlan } from '../db/sweeps.ts';
@@ -12,9 +13,9 @@ import { sweepNetwork } from './plan-sweep.ts';
 
 // `chaingate sweep broadcast` (docs/sweeps.md#broadcast): every signed transaction is recorded
 // before the first is sent, then each is sent (unless the chain already has it) and followed to the
-// network's finality. Each state change goes through the sweep lifecycle (src/db/sweeps.ts
-// applySweepFact). Running it again resumes: a final transaction is never sent again, a pending
-// one is only looked at, a refused one is tried again with the same bytes.
+// network's finality. Each state change goes through the sweep lifecycle (src/db/lifecycle.ts
+// applySweepFact, one Database.write each). Running it again resumes: a final transaction is never
+// sent again, a pending one is only looked at, a refused one is tried again with the same bytes.
 
 export interface BroadcastInput {
   /** Which command runs: a refund plan is broadcast by `refund broadcast`, which checks its amount again. */
@@ -90,13 +91,11 @@ export async function broadcastSweep(common: Common, input: BroadcastInput, prog
   const sender = await family.sweep.sender();
   const em = common.db.em();
 
-  const { conflict } = await recordSignedTxs(
-    em,
-    plan.transactions.map((t) => {
-      const s = signed.transactions.find((x) => x.id === t.id)!;
-      return { planId: plan.id, txKey: t.id, chain: plan.chain, network: plan.network, isTestnet: plan.testnet, txid: s.txid, raw: s.raw, deposits: t.deposits, moves: movesOf(plan, t.deposits), fee: feeOf(plan, t.deposits) };
-    }),
-  );
+  const txs = plan.transactions.map((t) => {
+    const s = signed.transactions.find((x) => x.id === t.id)!;
+    return { planId: plan.id, txKey: t.id, chain: plan.chain, network: plan.network, isTestnet: plan.testnet, txid: s.txid, raw: s.raw, deposits: t.deposits, moves: movesOf(plan, t.deposits), fee: feeOf(plan, t.deposits) };
+  });
+  const { conflict } = await common.db.write((x) => recordSignedTxs(x, txs));
   if (conflict) {
     throw new UsageError(`${conflict.txKey} of this plan was recorded as ${conflict.recorded}, but ${input.signed} holds ${conflict.given}: the plan was signed twice; broadcast the first signed file, or make a new plan`);
   }
@@ -126,8 +125,8 @@ async function assertRefundFits(common: Common, plan: SweepPlan, refund: NonNull
   const em = common.db.em();
   const payment = await em.findOne(Payment, { id: refund.paymentId });
   if (!payment) throw new UsageError(`the refund's payment ${refund.paymentId} is not in this database`);
-  const others = refundedTotals(await refundsOfPayment(em, payment.id), plan.id).committed;
-  const received = await receivedTotal(em, payment);
+  const others = refundedTotals(await refundsOfPayment(poolReader(common.db), payment.id), plan.id).committed;
+  const received = await receivedTotal(poolReader(common.db), payment);
   if (others + BigInt(refund.amount) > received) {
     const fmt = (v: bigint) => `${formatUnits(v, refund.decimals)} ${refund.symbol}`;
     throw new UsageError(`refused: with this refund of ${fmt(BigInt(refund.amount))}, refunds of payment ${payment.id} would cover ${fmt(others + BigInt(refund.amount))}, more than the ${fmt(received)} it received (another refund was broadcast since this one was planned)`);
@@ -145,21 +144,21 @@ async function onePass(common: Common, plan: SweepPlan, sender: FamilySweepSende
     if (row.status === 'FINAL') continue;
     const seen = await sender.status(network, common.config, row.txid);
     if (seen.state === 'final') {
-      await finalizeSweepTx(em, row.id, seen.fee ? { fee: seen.fee } : {}, plan.refund?.paymentId ?? null);
+      await common.db.write((x) => finalizeSweepTx(x, row.id, seen.fee ? { fee: seen.fee } : {}, plan.refund?.paymentId ?? null));
       progress(`${tx.id} ${row.txid}: final`);
       continue;
     }
     if (seen.state === 'failed') {
-      await applySweepFact(em, row.id, 'reverted', { error: seen.error ?? 'failed on chain' });
+      await common.db.write((x) => applySweepFact(x, row.id, 'reverted', { error: seen.error ?? 'failed on chain' }));
       progress(`${tx.id} ${row.txid}: failed on chain: ${seen.error ?? ''}`);
       continue;
     }
     if (seen.state === 'pending') {
-      if (row.status !== 'SENT') await applySweepFact(em, row.id, 'accepted', { error: null });
+      if (row.status !== 'SENT') await common.db.write((x) => applySweepFact(x, row.id, 'accepted', { error: null }));
       continue;
     }
     // Unknown to the chain: a transaction sent before and since dropped is simply sent again.
-    if (row.status === 'SENT') await applySweepFact(em, row.id, 'dropped');
+    if (row.status === 'SENT') await common.db.write((x) => applySweepFact(x, row.id, 'dropped'));
     const waiting = tx.after.filter((id) => byKey.get(id)?.status !== 'FINAL');
     if (waiting.length > 0) {
       progress(`${tx.id}: waits for ${waiting.join(', ')} to be final`);
@@ -171,17 +170,17 @@ async function onePass(common: Common, plan: SweepPlan, sender: FamilySweepSende
       staleChecked = true;
       const why = await sender.stale(network, common.config, plan);
       if (why !== null) {
-        await applySweepFact(em, row.id, 'rejected', { error: `stale plan (the planner's check): ${why}`, attempted: true });
+        await common.db.write((x) => applySweepFact(x, row.id, 'rejected', { error: `stale plan (the planner's check): ${why}`, attempted: true }));
         progress(`${tx.id}: not sent: the plan is stale: ${why}`);
         return;
       }
     }
     const answer = await sender.broadcast(network, common.config, { id: tx.id, raw: row.raw, txid: row.txid });
     if (answer.accepted) {
-      await applySweepFact(em, row.id, 'accepted', { error: null, attempted: true });
+      await common.db.write((x) => applySweepFact(x, row.id, 'accepted', { error: null, attempted: true }));
       progress(`${tx.id} ${row.txid}: sent`);
     } else {
-      await applySweepFact(em, row.id, 'rejected', { error: `the node refused it: ${answer.error}`, attempted: true });
+      await common.db.write((x) => applySweepFact(x, row.id, 'rejected', { error: `the node refused it: ${answer.error}`, attempted: true }));
       progress(`${tx.id} ${row.txid}: refused by the node: ${answer.error}`);
     }
   }

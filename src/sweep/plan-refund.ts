@@ -1,6 +1,7 @@
 import type { Common } from '../common.ts';
 import { Payment } from '../db/entities/payment.entity.ts';
 import { poolAddress, receivedTotal, recordRefund, refundedTotals, refundsOfPayment, sweepsOfAddress } from '../db/refunds.ts';
+import { poolReader } from '../db/raw-sql.ts';
 import { recordPlan } from '../db/sweeps.ts';
 import { UsageError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
@@ -85,9 +86,9 @@ export async function planRefund(common: Common, input: PlanRefundInput, now = n
   if (await poolAddress(em, pool, to)) throw new UsageError(`--to is an address of the ${network.chain} deposit pool: refund to the buyer's own address`);
   const feePayer = input.feePayer === null ? null : checkedAddress(network, '--fee-payer', input.feePayer);
 
-  const received = await receivedTotal(em, payment);
+  const received = await receivedTotal(poolReader(common.db), payment);
   if (received === 0n) throw new UsageError(`payment ${payment.id} received nothing: there is nothing to refund`);
-  const refunds = await refundsOfPayment(em, payment.id);
+  const refunds = await refundsOfPayment(poolReader(common.db), payment.id);
   const { committed } = refundedTotals(refunds);
   const amount = refundAmount(payment, received, committed, input.amount);
 

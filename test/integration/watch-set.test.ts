@@ -1,7 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Payment } from '../../src/db/entities/payment.entity.ts';
-import { inTransaction } from '../../src/db/transaction.ts';
 import { applyPaymentFact } from '../../src/db/lifecycle.ts';
 import { createWatchSet, type WatchSetOptions } from '../../src/indexer/watch-set.ts';
 import type { Logger } from '../../src/logger.ts';
@@ -56,7 +55,7 @@ for (const dialect of DIALECTS) {
       // The chain's time passes a's window: still watched while PENDING (money may yet arrive in time).
       const past = new Date(a.expiresAt.getTime() + 1);
       assert.ok((await poll(past)).includes(a.address));
-      await inTransaction(d.common.db, (em) => applyPaymentFact(em, a, 'windowClosed', a.expiresAt));
+      await d.common.db.write((x) => applyPaymentFact(x, a.id, 'windowClosed', a.expiresAt));
       const afterClose = await poll(past);
       assert.ok(!afterClose.includes(a.address), 'closed and past its window: left at the next poll');
       assert.ok(afterClose.includes(b.address) && afterClose.includes(c.address), 'the live ones stay');

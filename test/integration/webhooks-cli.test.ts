@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import { WebhookDelivery } from '../../src/db/entities/webhook-delivery.entity.ts';
 import { recordEvent } from '../../src/db/events.ts';
 import { openDatabase } from '../../src/db/orm.ts';
-import { inTransaction } from '../../src/db/transaction.ts';
 import { verifyWebhook } from '../../src/sdk/verify-webhook.ts';
 import { BIN, runCli } from '../helpers/cli.ts';
 import { createTestDatabase, skipUnless } from '../helpers/databases.ts';
@@ -53,7 +52,7 @@ async function addEvents(url: string, merchantId: string, n: number): Promise<st
   try {
     const ids: string[] = [];
     for (let i = 0; i < n; i++) {
-      const e = await inTransaction(db, (em) => recordEvent(em, { merchantId, type: 'invoice.cancelled', invoiceId: null, data: { n: i } }));
+      const e = await db.write((x) => recordEvent(x, { merchantId, type: 'invoice.cancelled', invoiceId: null, data: { n: i } }));
       ids.push(e.id);
     }
     return ids;

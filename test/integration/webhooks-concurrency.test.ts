@@ -7,7 +7,6 @@ import { WebhookDelivery } from '../../src/db/entities/webhook-delivery.entity.t
 import { recordEvent } from '../../src/db/events.ts';
 import { createMerchant } from '../../src/db/merchants.ts';
 import { migrate } from '../../src/db/migrate.ts';
-import { inTransaction } from '../../src/db/transaction.ts';
 import { createWebhookSender } from '../../src/daemon/webhooks/sender.ts';
 import { postWebhook } from '../../src/daemon/webhooks/post.ts';
 import { createTestDatabase, DIALECTS, skipUnless } from '../helpers/databases.ts';
@@ -48,7 +47,7 @@ for (const dialect of DIALECTS) {
       });
       const { merchant } = await createMerchant(a.db.em(), a.box, { name: 'Busy Shop', webhookUrl: rx.url });
       for (let i = 0; i < EVENTS; i++) {
-        await inTransaction(a.db, (em) => recordEvent(em, { merchantId: merchant.id, type: 'invoice.cancelled', invoiceId: null, data: { n: i } }));
+        await a.db.write((x) => recordEvent(x, { merchantId: merchant.id, type: 'invoice.cancelled', invoiceId: null, data: { n: i } }));
       }
 
       const made = { a: 0, b: 0 };

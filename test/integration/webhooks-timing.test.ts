@@ -1,9 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Payment } from '../../src/db/entities/payment.entity.ts';
 import { WebhookDelivery } from '../../src/db/entities/webhook-delivery.entity.ts';
 import { WebhookEvent } from '../../src/db/entities/webhook-event.entity.ts';
-import { inTransaction } from '../../src/db/transaction.ts';
 import { emitPaymentEvent } from '../../src/db/lifecycle.ts';
 import { createWebhookSender } from '../../src/daemon/webhooks/sender.ts';
 import { DIALECTS, skipUnless } from '../helpers/databases.ts';
@@ -41,10 +39,9 @@ for (const dialect of DIALECTS) {
       // As the ledger settles a payment: COMPLETED at the deciding block's time, its event in the same transaction.
       const blockTime = new Date(Date.now() + HOUR);
       const recordedAt = Date.now();
-      await inTransaction(d.common.db, async (em) => {
-        await em.nativeUpdate(Payment, { id: paymentId }, { status: 'COMPLETED', completedAt: blockTime, confirmations: 12 });
-        const payment = await em.findOneOrFail(Payment, { id: paymentId });
-        await emitPaymentEvent(em, payment, 'payment.completed', blockTime);
+      await d.common.db.write(async (x) => {
+        await x.run(`update payment set status = 'COMPLETED', completed_at = ?, confirmations = 12 where id = ?`, [blockTime, paymentId]);
+        await emitPaymentEvent(x, paymentId, 'payment.completed', blockTime);
       });
 
       const [req] = await rx.waitFor(1, 5000);

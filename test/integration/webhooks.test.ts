@@ -8,9 +8,9 @@ import { WebhookAttempt } from '../../src/db/entities/webhook-attempt.entity.ts'
 import { WebhookDelivery } from '../../src/db/entities/webhook-delivery.entity.ts';
 import { WebhookEvent } from '../../src/db/entities/webhook-event.entity.ts';
 import { recordEvent, WEBHOOK_API_VERSION } from '../../src/db/events.ts';
+import { invoiceById, paymentById } from '../../src/db/records.ts';
 import { sweepExpired } from '../../src/db/expiry.ts';
 import { rotateSecret } from '../../src/db/merchants.ts';
-import { inTransaction } from '../../src/db/transaction.ts';
 import { startDaemon } from '../../src/daemon/serve.ts';
 import { claimDueDeliveries, listEvents, replayEvent, replayFailed } from '../../src/daemon/webhooks/deliveries.ts';
 import { createWebhookSender, type WebhookSender, type WebhookSenderOptions } from '../../src/daemon/webhooks/sender.ts';
@@ -372,13 +372,11 @@ for (const dialect of DIALECTS) {
       const inv = await d.signed('POST', '/api/v1/invoices', { orderId: 'paid', amount: '1000', currency: 'USD' }, { merchant: m });
       const co = await d.signed('POST', `/api/v1/invoices/${inv.json.data.id}/checkout`, { blockchain: 'ethereum', cryptoCurrency: 'USDT' }, { merchant: m });
       const paymentId = co.json.data.payment.id as string;
-      await inTransaction(d.common.db, async (em) => {
-        const payment = await em.findOneOrFail(Payment, { id: paymentId }, { populate: ['invoice'] });
-        payment.status = 'COMPLETED';
-        payment.receivedAmount = payment.expectedAmount;
-        payment.completedAt = new Date();
-        await em.flush();
-        await recordEvent(em, { merchantId: m.id, type: 'payment.completed', paymentId, invoiceId: payment.invoice.id, data: paymentEventData(payment, payment.invoice, '0') });
+      await d.common.db.write(async (x) => {
+        await x.run(`update payment set status = 'COMPLETED', received_amount = expected_amount, completed_at = ? where id = ?`, [new Date(), paymentId]);
+        const payment = await paymentById(x, paymentId);
+        const invoice = await invoiceById(x, payment.invoiceId);
+        await recordEvent(x, { merchantId: m.id, type: 'payment.completed', paymentId, invoiceId: invoice.id, data: paymentEventData(payment, invoice, '0') });
       });
       sender().start();
       const [req] = await rx.waitFor(1);

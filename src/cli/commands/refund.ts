@@ -53,10 +53,11 @@ export function refundCommand(): Command {
     .action(async (opts: { payment?: string; json?: boolean }) => {
       const { withCommon } = await import('../context.ts');
       const { refundsOfPayment, refundsBetween } = await import('../../db/refunds.ts');
+      const { poolReader } = await import('../../db/raw-sql.ts');
       const { formatUnits } = await import('../../domain/money.ts');
       await withCommon(
         async (common) => {
-          const rows = opts.payment ? await refundsOfPayment(common.db.em(), opts.payment.trim()) : await refundsBetween(common.db, new Date(0), new Date(8.64e15));
+          const rows = opts.payment ? await refundsOfPayment(poolReader(common.db), opts.payment.trim()) : await refundsBetween(common.db, new Date(0), new Date(8.64e15));
           emit(opts.json, rows, () =>
             table(
               rows.map((r) => ({ id: r.id, payment: r.paymentId, chain: r.chain, amount: `${formatUnits(BigInt(r.amount), r.decimals)} ${r.symbol}`, to: r.toAddress, from: r.fromKind, state: r.state, txid: r.txid ?? '', created: r.createdAt.toISOString() })),

@@ -1,16 +1,13 @@
-import { newId } from '../../domain/ids.ts';
-import { LockMode, type FilterQuery } from '@mikro-orm/core';
+import type { FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/sql';
-import type { MerchantPoint } from '../../db/entities/merchant-point.entity.ts';
 import { WebhookAttempt } from '../../db/entities/webhook-attempt.entity.ts';
 import { WebhookDelivery, type DeliveryState } from '../../db/entities/webhook-delivery.entity.ts';
 import { WebhookEvent } from '../../db/entities/webhook-event.entity.ts';
-import { addDelivery, eventPayload } from '../../db/events.ts';
-import { getMerchantOrThrow } from '../../db/merchants.ts';
+import { ANY_DUE_SQL, insertAttempt, insertDelivery, insertEvent, leaseDueDeliveries, releaseDeliveries } from '../../db/events.ts';
+import type { Executor } from '../../db/executor.ts';
 import type { Database } from '../../db/orm.ts';
-import { inTransaction } from '../../db/transaction.ts';
+import { nullableDate, poolReader } from '../../db/raw-sql.ts';
 import { moveDelivery } from '../../db/lifecycle.ts';
-import { retryOnLockConflict } from '../../db/lock-retry.ts';
 import { UsageError } from '../../domain/errors.ts';
 import type { PostResult } from './post.ts';
 
@@ -18,45 +15,18 @@ import type { PostResult } from './post.ts';
 
 const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
 
-function dueFilter(now: Date): FilterQuery<WebhookDelivery> {
-  return { state: 'PENDING', nextAttemptAt: { $lte: now }, $or: [{ leaseUntil: null }, { leaseUntil: { $lte: now } }] };
-}
-
 /**
- * Leases up to `limit` due deliveries to `owner` and returns their ids. PostgreSQL: the candidate
- * rows are locked FOR UPDATE SKIP LOCKED, so concurrent senders take disjoint sets without waiting;
- * SQLite: each row is taken by a conditional UPDATE (one writer at a time makes it atomic). A lease
- * that ran out (its sender died) makes the row due again.
+ * Leases up to `limit` due deliveries to `owner` and returns their ids, oldest due first
+ * (src/db/events.ts leaseDueDeliveries: concurrent senders take disjoint sets). A lease that ran out
+ * (its sender died) makes the row due again. A poll that finds nothing due writes nothing.
  */
 export async function claimDueDeliveries(
   db: Database,
   input: { owner: string; limit: number; leaseMs: number; now?: Date },
 ): Promise<string[]> {
   const now = input.now ?? new Date();
-  const lease = { leaseOwner: input.owner, leaseUntil: new Date(now.getTime() + input.leaseMs), updatedAt: now };
-  const order = { nextAttemptAt: 'asc', id: 'asc' } as const;
-  if (db.dialect === 'postgresql') {
-    return inTransaction(db, async (em) => {
-      const rows = await em.find(WebhookDelivery, dueFilter(now), {
-        fields: ['id'],
-        orderBy: order,
-        limit: input.limit,
-        lockMode: LockMode.PESSIMISTIC_PARTIAL_WRITE,
-      });
-      const ids = rows.map((r) => r.id);
-      if (ids.length > 0) await em.nativeUpdate(WebhookDelivery, { id: { $in: ids } }, lease);
-      return ids;
-    });
-  }
-  const em = db.em();
-  const candidates = await em.find(WebhookDelivery, dueFilter(now), { fields: ['id'], orderBy: order, limit: input.limit * 2 });
-  const claimed: string[] = [];
-  for (const { id } of candidates) {
-    if (claimed.length >= input.limit) break;
-    const changed = await retryOnLockConflict(() => em.nativeUpdate(WebhookDelivery, { $and: [{ id }, dueFilter(now)] }, lease));
-    if (changed === 1) claimed.push(id);
-  }
-  return claimed;
+  if (!(await poolReader(db).get(ANY_DUE_SQL, [now, now]))) return [];
+  return db.write((x) => leaseDueDeliveries(x, { owner: input.owner, limit: input.limit, until: new Date(now.getTime() + input.leaseMs), now }));
 }
 
 /** A delivery this owner holds the lease of, with its event and merchant point; null if it lost it. */
@@ -81,11 +51,10 @@ export interface AttemptRecord {
  * anyway: it did happen).
  */
 export async function recordAttempt(db: Database, rec: AttemptRecord): Promise<boolean> {
-  return inTransaction(db, async (em) => {
+  return db.write(async (x) => {
     const now = new Date();
-    em.create(WebhookAttempt, {
-      id: newId(),
-      delivery: em.getReference(WebhookDelivery, rec.deliveryId),
+    await insertAttempt(x, {
+      deliveryId: rec.deliveryId,
       attemptNumber: rec.attemptNumber,
       url: rec.url,
       attemptedAt: rec.attemptedAt,
@@ -94,9 +63,8 @@ export async function recordAttempt(db: Database, rec: AttemptRecord): Promise<b
       responseBody: rec.result.responseBody,
       error: rec.result.error,
     });
-    await em.flush();
     const fact = rec.state === 'DELIVERED' ? 'delivered' : rec.state === 'FAILED' ? 'gaveUp' : 'retried';
-    return moveDelivery(em, rec, fact, {
+    return moveDelivery(x, rec, fact, {
       attemptCount: rec.attemptNumber,
       nextAttemptAt: rec.nextAttemptAt,
       lastStatusCode: rec.result.statusCode,
@@ -112,13 +80,7 @@ export async function recordAttempt(db: Database, rec: AttemptRecord): Promise<b
  */
 export async function releaseLease(db: Database, input: { deliveryIds: string[]; owner: string }): Promise<void> {
   if (input.deliveryIds.length === 0) return;
-  await retryOnLockConflict(() =>
-    db.em().nativeUpdate(
-      WebhookDelivery,
-      { id: { $in: input.deliveryIds }, leaseOwner: input.owner, state: 'PENDING' },
-      { leaseOwner: null, leaseUntil: null, updatedAt: new Date() },
-    ),
-  );
+  await db.write((x) => releaseDeliveries(x, { ...input, now: new Date() }));
 }
 
 /** Ids of events (optionally of one merchant point, created since a time) whose latest delivery FAILED. */
@@ -244,27 +206,32 @@ export interface ReplayResult {
   replayOf: string | null;
 }
 
-async function replayIn(em: EntityManager, eventId: string, now: Date): Promise<ReplayResult> {
-  const event = await em.findOne(WebhookEvent, { id: eventId }, { populate: ['merchant'] });
+const noWebhookUrl = (merchantId: string) =>
+  new UsageError(`merchant point ${merchantId} has no webhook URL: set one with \`chaingate merchant update ${merchantId} --webhook-url <url>\``);
+
+async function replayIn(x: Executor, eventId: string, now: Date): Promise<ReplayResult> {
+  const event = await x.get<{ id: string; merchant_id: string; webhook_url: string | null }>(
+    'select e.id, e.merchant_id, m.webhook_url from webhook_event e join merchant_point m on m.id = e.merchant_id where e.id = ?',
+    [eventId],
+  );
   if (!event) throw new UsageError(`no webhook event with id ${JSON.stringify(eventId)}`);
-  const merchant = event.merchant;
-  if (!merchant.webhookUrl) {
-    throw new UsageError(`merchant point ${merchant.id} has no webhook URL: set one with \`chaingate merchant update ${merchant.id} --webhook-url <url>\``);
-  }
-  const deliveries = await em.find(WebhookDelivery, { event: event.id }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+  if (!event.webhook_url) throw noWebhookUrl(event.merchant_id);
+  const deliveries = await x.all<{ id: string; state: DeliveryState; replay_of: string | null; next_attempt_at: unknown }>(
+    'select id, state, replay_of, next_attempt_at from webhook_delivery where event_id = ? order by created_at, id',
+    [event.id],
+  );
   const pending = deliveries.find((d) => d.state === 'PENDING');
   if (pending) {
-    throw new UsageError(`event ${event.id} already has a delivery in progress (${pending.id}, next attempt ${iso(pending.nextAttemptAt) ?? 'now'})`);
+    throw new UsageError(`event ${event.id} already has a delivery in progress (${pending.id}, next attempt ${iso(nullableDate(pending.next_attempt_at)) ?? 'now'})`);
   }
-  const original = deliveries.find((d) => !d.replayOf) ?? deliveries[0];
-  const delivery = addDelivery(em, event, { now, replayOf: original?.id ?? null });
-  await em.flush();
-  return { eventId: event.id, deliveryId: delivery.id, replayOf: original?.id ?? null };
+  const original = deliveries.find((d) => !d.replay_of) ?? deliveries[0];
+  const deliveryId = await insertDelivery(x, event.id, { now, replayOf: original?.id ?? null });
+  return { eventId: event.id, deliveryId, replayOf: original?.id ?? null };
 }
 
 /** A new delivery of an event: same event id and the same payload bytes, linked to the original. */
 export async function replayEvent(db: Database, eventId: string, now = new Date()): Promise<ReplayResult> {
-  return inTransaction(db, (em) => replayIn(em, eventId, now));
+  return db.write((x) => replayIn(x, eventId, now));
 }
 
 /** Replays every event whose latest delivery FAILED; events that cannot be replayed are reported. */
@@ -297,23 +264,13 @@ export async function createPing(
   lease: { owner: string; leaseMs: number },
   now = new Date(),
 ): Promise<{ eventId: string; deliveryId: string; url: string }> {
-  return inTransaction(db, async (em) => {
-    const merchant: MerchantPoint = await getMerchantOrThrow(em, merchantId);
-    if (!merchant.webhookUrl) {
-      throw new UsageError(`merchant point ${merchant.id} has no webhook URL: set one with \`chaingate merchant update ${merchant.id} --webhook-url <url>\``);
-    }
-    const id = newId();
-    const event = em.create(WebhookEvent, {
-      id,
-      merchant,
-      type: 'ping',
-      payload: eventPayload(id, 'ping', now, { merchantId: merchant.id, message: 'chaingate test event: this endpoint receives signed webhooks' }),
-      paymentId: null,
-      invoiceId: null,
-      createdAt: now,
-    });
-    const delivery = addDelivery(em, event, { now, lease: { owner: lease.owner, until: new Date(now.getTime() + lease.leaseMs) } });
-    await em.flush();
-    return { eventId: id, deliveryId: delivery.id, url: merchant.webhookUrl };
+  return db.write(async (x) => {
+    const merchant = await x.get<{ webhook_url: string | null }>('select webhook_url from merchant_point where id = ?', [merchantId]);
+    if (!merchant) throw new UsageError(`no merchant point with id ${JSON.stringify(merchantId)}`);
+    if (!merchant.webhook_url) throw noWebhookUrl(merchantId);
+    const data = { merchantId, message: 'chaingate test event: this endpoint receives signed webhooks' };
+    const eventId = await insertEvent(x, { merchantId, type: 'ping', paymentId: null, invoiceId: null, at: now, data });
+    const deliveryId = await insertDelivery(x, eventId, { now, lease: { owner: lease.owner, until: new Date(now.getTime() + lease.leaseMs) } });
+    return { eventId, deliveryId, url: merchant.webhook_url };
   });
 }

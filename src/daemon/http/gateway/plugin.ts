@@ -4,12 +4,12 @@ import { GatewayError } from '../../../domain/errors.ts';
 import { fiatExponent } from '../../../domain/fiat-currencies.ts';
 import { invoiceView, paymentInInvoiceView, paymentStatusView, paymentView, refundView } from '../../../domain/views.ts';
 import { refundsOfPayment } from '../../../db/refunds.ts';
+import { poolReader } from '../../../db/raw-sql.ts';
 import { CHAIN_DEFAULTS } from '../../../chains/chain-defaults.ts';
 import type { ChainSlug } from '../../../chains/slugs.ts';
-import { idempotentWrite, storedAnswer, type IdempotentWrite, type WriteAnswer } from '../../../app/idempotent-write.ts';
+import { idempotentWrite, storedAnswer, type WriteAnswer } from '../../../app/idempotent-write.ts';
 import type { Executor } from '../../../db/executor.ts';
 import type { ClaimInput } from '../../../db/idempotency.ts';
-import { ormWrite } from '../../../db/transaction.ts';
 import { cancelInvoiceIn, insertInvoice, invoicePayments, latestPayment, loadInvoice, type CreateInvoiceInput } from '../../../db/invoices.ts';
 import { merchantKeyCache, type AuthMerchant } from '../../../db/merchants.ts';
 import { referenceBlocks } from '../../../db/reference-ids.ts';
@@ -93,15 +93,8 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
   }
 
   /** The idempotent write (src/app/idempotent-write.ts) of a route whose work answers `status` with `data`. */
-  async function idempotent<X extends Executor>(
-    req: FastifyRequest,
-    reply: FastifyReply,
-    status: number,
-    work: (x: X) => Promise<unknown>,
-    transact?: IdempotentWrite<X>['transact'],
-  ): Promise<FastifyReply> {
-    const { answer, replayed } = await idempotentWrite<X>(db, {
-      ...(transact ? { transact } : {}),
+  async function idempotent(req: FastifyRequest, reply: FastifyReply, status: number, work: (x: Executor) => Promise<unknown>): Promise<FastifyReply> {
+    const { answer, replayed } = await idempotentWrite(db, {
       claim: () => claimOf(req),
       work: async (x) => envelope(req, status, await work(x)),
       reauthenticate: async () => {
@@ -162,8 +155,7 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
 
   routes.add('DELETE', '/invoices/:id', async (req, reply) => {
     const invoiceId = idParam(req, 'INVOICE_NOT_FOUND');
-    // The expiry rules a cancel applies first are still written against entities: the ORM's transaction.
-    return idempotent(req, reply, 200, async (x) => invoiceView(await cancelInvoiceIn(x.em, invoiceId, merchantOf(req).id)), ormWrite(db));
+    return idempotent(req, reply, 200, async (x) => invoiceView(await cancelInvoiceIn(x, invoiceId, merchantOf(req).id)));
   });
 
   routes.add('POST', '/invoices/:id/checkout', async (req, reply) => {
@@ -230,7 +222,7 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
   routes.add('GET', '/payments/:id', async (req, reply) => {
     const payment = await loadPayment(db, idParam(req, 'PAYMENT_NOT_FOUND'), merchantOf(req).id);
     const native = CHAIN_DEFAULTS[payment.blockchain as ChainSlug].native;
-    const refunds = (await refundsOfPayment(db.em(), payment.id)).map((r) => refundView(r, native));
+    const refunds = (await refundsOfPayment(poolReader(db), payment.id)).map((r) => refundView(r, native));
     return sendData(req, reply, { ...paymentView(payment, payment.invoice), refunds });
   });
 

@@ -1,0 +1,161 @@
+import { IN_FLIGHT_PAYMENT_STATUSES, type TransferStatus } from '../domain/lifecycle.ts';
+import { newId } from '../domain/ids.ts';
+import type { Executor, Reader } from './executor.ts';
+import { paymentOf, type PaymentRow, type StoredPayment } from './records.ts';
+
+// The indexer ledger's statements (src/indexer/ledger.ts): its lease fence, the cursor, the
+// unfinalized window of block hashes, and the reads of transfers and payments it decides on. Inside
+// a write they go through its executor, so the ledger reads the rows it has just written. Block
+// numbers are decimal strings (observed_transfer, the cursor) or bigint (indexed_block), bound as
+// strings either way.
+
+export interface ChainRef {
+  chain: string;
+  network: string;
+}
+
+/** A block as a chain source reports it (src/families/source.ts BlockRef); `timestamp` in unix seconds. */
+export interface WindowBlock {
+  number: bigint;
+  hash: string;
+  parentHash: string;
+  timestamp: number;
+}
+
+/** Marks the cursor as touched by its lease holder; false when `owner` no longer holds the lease. */
+export async function fenceLease(x: Executor, key: ChainRef, owner: string): Promise<boolean> {
+  return (await x.run('update indexer_cursor set updated_at = ? where chain = ? and network = ? and lease_owner = ?', [new Date(), key.chain, key.network, owner])) > 0;
+}
+
+export interface CursorRow {
+  blockNumber: string;
+  /** Unix seconds of the newest processed block, when known. */
+  blockTime: bigint | null;
+}
+
+export async function cursorRow(r: Reader, key: ChainRef): Promise<CursorRow> {
+  const row = await r.get<{ block_number: string; block_time: string | number | null }>('select block_number, block_time from indexer_cursor where chain = ? and network = ?', [key.chain, key.network]);
+  if (!row) throw new Error(`${key.chain} ${key.network}: no indexer cursor`);
+  return { blockNumber: row.block_number, blockTime: row.block_time === null ? null : BigInt(row.block_time) };
+}
+
+/** Moves the cursor to `number` (with the hash and time of the newest real block, when given). */
+export async function moveCursor(x: Executor, key: ChainRef, number: bigint, block: Pick<WindowBlock, 'hash' | 'timestamp'> | null): Promise<void> {
+  if (block === null) {
+    await x.run('update indexer_cursor set block_number = ?, updated_at = ? where chain = ? and network = ?', [number.toString(), new Date(), key.chain, key.network]);
+    return;
+  }
+  await x.run('update indexer_cursor set block_number = ?, block_hash = ?, block_time = ?, updated_at = ? where chain = ? and network = ?', [
+    number.toString(),
+    block.hash,
+    String(block.timestamp),
+    new Date(),
+    key.chain,
+    key.network,
+  ]);
+}
+
+/**
+ * Stores a range's block hashes in the unfinalized window and drops those older than `windowSize`
+ * below the newest: the range's own blocks are written after the trim, so they all stay until the
+ * next range trims them.
+ */
+export async function storeBlocks(x: Executor, key: ChainRef, blocks: WindowBlock[], windowSize: number): Promise<void> {
+  for (const b of blocks) await x.run('delete from indexed_block where chain = ? and network = ? and number = ?', [key.chain, key.network, b.number.toString()]);
+  const last = blocks.at(-1);
+  if (last) await x.run('delete from indexed_block where chain = ? and network = ? and number < ?', [key.chain, key.network, (last.number - BigInt(windowSize)).toString()]);
+  for (const b of blocks) {
+    await x.run('insert into indexed_block (id, chain, network, number, hash, parent_hash, timestamp) values (?, ?, ?, ?, ?, ?, ?)', [
+      newId(),
+      key.chain,
+      key.network,
+      b.number.toString(),
+      b.hash,
+      b.parentHash,
+      String(b.timestamp),
+    ]);
+  }
+}
+
+/** Drops the window's blocks above a fork point. */
+export async function dropBlocksAbove(x: Executor, key: ChainRef, number: bigint): Promise<void> {
+  await x.run('delete from indexed_block where chain = ? and network = ? and number > ?', [key.chain, key.network, number.toString()]);
+}
+
+/** Unix seconds of the first stored block at or above `height` that has a time. */
+export async function storedBlockTime(r: Reader, key: ChainRef, height: bigint): Promise<bigint | null> {
+  const row = await r.get<{ timestamp: string | number }>(
+    'select timestamp from indexed_block where chain = ? and network = ? and number >= ? and timestamp is not null order by number limit 1',
+    [key.chain, key.network, height.toString()],
+  );
+  return row ? BigInt(row.timestamp) : null;
+}
+
+/** Whether a block a /confirm receipt names is the one the indexer holds at that height. */
+export async function claimIsOffChain(r: Reader, key: ChainRef, blockNumber: bigint, blockHash: string): Promise<boolean> {
+  const stored = await r.get<{ hash: string }>('select hash from indexed_block where chain = ? and network = ? and number = ?', [key.chain, key.network, blockNumber.toString()]);
+  return stored !== undefined && stored.hash.toLowerCase() !== blockHash.toLowerCase();
+}
+
+export interface TransferRef {
+  id: string;
+  status: TransferStatus;
+  paymentId: string | null;
+  blockNumber: string;
+  blockHash: string;
+}
+
+type TransferRefRow = { id: string; status: TransferStatus; payment_id: string | null; block_number: string; block_hash: string };
+const transferRef = (r: TransferRefRow): TransferRef => ({ id: r.id, status: r.status, paymentId: r.payment_id, blockNumber: r.block_number, blockHash: r.block_hash });
+
+/** The row of a transfer (chain, tx, log index: unique), if recorded. */
+export async function findTransfer(r: Reader, key: ChainRef, txHash: string, logIndex: number): Promise<TransferRef | null> {
+  const row = await r.get<TransferRefRow>('select id, status, payment_id, block_number, block_hash from observed_transfer where chain = ? and network = ? and tx_hash = ? and log_index = ?', [
+    key.chain,
+    key.network,
+    txHash,
+    logIndex,
+  ]);
+  return row ? transferRef(row) : null;
+}
+
+/** Heights per statement: a list padded to this length keeps one statement text whatever the range size. */
+const HEIGHTS_PER_STATEMENT = 64;
+
+/** Transfers recorded at these heights, REORGED ones aside. */
+export async function transfersAtHeights(r: Reader, key: ChainRef, heights: string[]): Promise<TransferRef[]> {
+  const out: TransferRef[] = [];
+  const sql = `select id, status, payment_id, block_number, block_hash from observed_transfer
+    where chain = ? and network = ? and status <> 'REORGED' and block_number in (${Array(HEIGHTS_PER_STATEMENT).fill('?').join(', ')})`;
+  for (let i = 0; i < heights.length; i += HEIGHTS_PER_STATEMENT) {
+    const part = heights.slice(i, i + HEIGHTS_PER_STATEMENT);
+    const padded = [...part, ...Array<string>(HEIGHTS_PER_STATEMENT - part.length).fill(part[0]!)];
+    out.push(...(await r.all<TransferRefRow>(sql, [key.chain, key.network, ...padded])).map(transferRef));
+  }
+  return out;
+}
+
+/** The payment a transfer pays: by its contract event's externalId, or by its deposit address. */
+export async function paymentOfTransfer(
+  r: Reader,
+  key: { chain: string; isTestnet: boolean },
+  t: { kind: string; externalId?: string | undefined; to: string },
+): Promise<StoredPayment | null> {
+  let row: PaymentRow | undefined;
+  if (t.kind === 'contract') {
+    if (!t.externalId) return null;
+    row = await r.get<PaymentRow>(`select * from payment where external_id = ? and blockchain = ? and is_testnet = ? and payment_type = 'SMART_CONTRACT' limit 1`, [t.externalId, key.chain, key.isTestnet]);
+  } else {
+    row = await r.get<PaymentRow>(`select * from payment where blockchain = ? and is_testnet = ? and payment_type = 'DIRECT' and address = ? limit 1`, [key.chain, key.isTestnet, t.to]);
+  }
+  return row ? paymentOf(row) : null;
+}
+
+const IN_FLIGHT = IN_FLIGHT_PAYMENT_STATUSES.map((s) => `'${s}'`).join(', ');
+
+/** Ids of this chain's payments counting confirmations (or waiting for finality). */
+export async function inFlightPayments(r: Reader, key: { chain: string; isTestnet: boolean }): Promise<string[]> {
+  return (await r.all<{ id: string }>(`select id from payment where blockchain = ? and is_testnet = ? and status in (${IN_FLIGHT}) order by created_at, id`, [key.chain, key.isTestnet])).map(
+    (p) => p.id,
+  );
+}

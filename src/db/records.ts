@@ -1,0 +1,144 @@
+import type { InvoiceStatus, PaymentStatus } from '../domain/lifecycle.ts';
+import type { InvoiceRecord, PaymentRecord } from '../domain/views.ts';
+import type { Reader } from './executor.ts';
+import { boolOf, dateOf, jsonOf, nullableDate } from './raw-sql.ts';
+
+// Payment and invoice rows as the domain's records (src/domain/views.ts), read through an executor:
+// inside a write they are the transaction's own rows, so the events built from them report exactly
+// what was written.
+
+/** A payment row: the fields the views read, and those the lifecycle and the ledger decide on. */
+export interface StoredPayment extends PaymentRecord {
+  invoiceId: string;
+  merchantId: string;
+  decimals: number;
+  tokenAddress: string | null;
+  /** Block of the newest credited transfer (a decimal string), null while nothing is credited. */
+  blockNumber: string | null;
+  contractAddress: string | null;
+  externalId: string | null;
+}
+
+export interface StoredInvoice extends InvoiceRecord {
+  merchantId: string;
+}
+
+export interface PaymentRow {
+  id: string;
+  reference_id: string;
+  invoice_id: string;
+  merchant_id: string;
+  status: PaymentStatus;
+  payment_type: string;
+  method: string;
+  blockchain: string;
+  network: string;
+  is_testnet: unknown;
+  crypto_currency: string;
+  decimals: number | string;
+  token_address: string | null;
+  amount: string;
+  expected_amount: string;
+  received_amount: string;
+  address: string;
+  confirmations: number | string;
+  required_confirmations: number | string;
+  transaction_hash: string | null;
+  block_number: string | null;
+  contract_address: string | null;
+  external_id: string | null;
+  metadata: unknown;
+  expires_at: unknown;
+  completed_at: unknown;
+  created_at: unknown;
+}
+
+interface InvoiceRow {
+  id: string;
+  reference_id: string;
+  merchant_id: string;
+  order_id: string;
+  description: string | null;
+  amount: string;
+  currency: string;
+  status: InvoiceStatus;
+  customer_email: string | null;
+  customer_name: string | null;
+  customer_metadata: unknown;
+  metadata: unknown;
+  return_url: string | null;
+  cancel_url: string | null;
+  expires_at: unknown;
+  viewed_at: unknown;
+  paid_at: unknown;
+  cancelled_at: unknown;
+  created_at: unknown;
+}
+
+export function paymentOf(r: PaymentRow): StoredPayment {
+  return {
+    id: r.id,
+    referenceId: r.reference_id,
+    invoiceId: r.invoice_id,
+    merchantId: r.merchant_id,
+    status: r.status,
+    paymentType: r.payment_type,
+    method: r.method,
+    blockchain: r.blockchain,
+    network: r.network,
+    isTestnet: boolOf(r.is_testnet),
+    cryptoCurrency: r.crypto_currency,
+    decimals: Number(r.decimals),
+    tokenAddress: r.token_address,
+    amount: r.amount,
+    expectedAmount: r.expected_amount,
+    receivedAmount: r.received_amount,
+    address: r.address,
+    confirmations: Number(r.confirmations),
+    requiredConfirmations: Number(r.required_confirmations),
+    transactionHash: r.transaction_hash,
+    blockNumber: r.block_number,
+    contractAddress: r.contract_address,
+    externalId: r.external_id,
+    metadata: jsonOf<Record<string, unknown>>(r.metadata) ?? {},
+    expiresAt: dateOf(r.expires_at),
+    completedAt: nullableDate(r.completed_at),
+    createdAt: dateOf(r.created_at),
+  };
+}
+
+function invoiceOf(r: InvoiceRow): StoredInvoice {
+  return {
+    id: r.id,
+    referenceId: r.reference_id,
+    merchantId: r.merchant_id,
+    orderId: r.order_id,
+    description: r.description,
+    amount: r.amount,
+    currency: r.currency,
+    status: r.status,
+    customerEmail: r.customer_email,
+    customerName: r.customer_name,
+    customerMetadata: jsonOf(r.customer_metadata),
+    metadata: jsonOf(r.metadata),
+    returnUrl: r.return_url,
+    cancelUrl: r.cancel_url,
+    expiresAt: dateOf(r.expires_at),
+    viewedAt: nullableDate(r.viewed_at),
+    paidAt: nullableDate(r.paid_at),
+    cancelledAt: nullableDate(r.cancelled_at),
+    createdAt: dateOf(r.created_at),
+  };
+}
+
+export async function paymentById(r: Reader, id: string): Promise<StoredPayment> {
+  const row = await r.get<PaymentRow>('select * from payment where id = ?', [id]);
+  if (!row) throw new Error(`payment ${id} is not in the database`);
+  return paymentOf(row);
+}
+
+export async function invoiceById(r: Reader, id: string): Promise<StoredInvoice> {
+  const row = await r.get<InvoiceRow>('select * from invoice where id = ?', [id]);
+  if (!row) throw new Error(`invoice ${id} is not in the database`);
+  return invoiceOf(row);
+}
