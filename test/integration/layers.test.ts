@@ -152,3 +152,36 @@ test('only src/db/lifecycle.ts writes a status (payments, invoices, pool, transf
   assert.equal(statusWrites("t.status = 'REORGED';").length, 1);
   assert.equal(statusWrites("`select 1 from payment p where p.status = 'PENDING'\n  and p.id = ?`").length, 0);
 });
+
+/** Entities of the tables the store writes in SQL through Database.write only (src/db/lifecycle.ts, events.ts, …). */
+const SQL_ONLY_ENTITIES = ['Payment', 'Invoice', 'WebhookEvent', 'WebhookDelivery', 'SweepTx', 'ObservedTransfer'];
+
+/** Where a file writes one of those tables through the ORM: em.create/insert/nativeUpdate/nativeDelete of its entity, or any persist/assign/flush beside it. */
+function ormWrites(text: string): string[] {
+  const found: string[] = [];
+  for (const name of ['create', 'insert', 'insertMany', 'upsert', 'upsertMany', 'nativeUpdate', 'nativeDelete']) {
+    for (const args of callArguments(text, `.${name}`)) {
+      const entity = args[0]?.trim();
+      if (entity && SQL_ONLY_ENTITIES.includes(entity)) found.push(`${name}(${entity}, …)`);
+    }
+  }
+  // Entities of those tables loaded and changed in memory are written by a flush (or persist/assign).
+  const uses = SQL_ONLY_ENTITIES.filter((e) => new RegExp(`\\b${e}\\b`).test(text.replace(/^import .*$/gm, '')) && new RegExp(`^import .*\\b${e}\\b.*entities/`, 'm').test(text));
+  if (uses.length > 0) for (const call of ['.persist(', '.assign(', '.flush(']) if (text.includes(call)) found.push(`${call.slice(1, -1)}() beside ${uses.join(', ')}`);
+  return found;
+}
+
+test('the ORM writes none of payment, invoice, webhook_event, webhook_delivery, sweep_tx, observed_transfer', () => {
+  const offending = sources(SRC)
+    .filter((f) => !f.endsWith('.test.ts') && !relative(SRC, f).startsWith('db/entities/'))
+    .flatMap((f) => ormWrites(readFileSync(f, 'utf8')).map((w) => `${relative(SRC, f)}: ${w}`));
+  assert.deepEqual(offending, []);
+  // The check itself finds each kind of write.
+  const imported = "import { Payment } from './entities/payment.entity.ts';\n";
+  assert.equal(ormWrites("em.create(WebhookEvent, { id })").length, 1);
+  assert.equal(ormWrites("em.nativeUpdate(Payment, { id }, { confirmations: 2 })").length, 1);
+  assert.equal(ormWrites("tem.nativeDelete(ObservedTransfer, { id })").length, 1);
+  assert.equal(ormWrites(`${imported}const p = await em.findOneOrFail(Payment, { id });\np.receivedAmount = '1';\nawait em.flush();`).length, 1);
+  assert.equal(ormWrites(`${imported}const p = await em.findOneOrFail(Payment, { id });`).length, 0);
+  assert.equal(ormWrites("em.create(MerchantPoint, { id }); await em.flush();").length, 0);
+});
