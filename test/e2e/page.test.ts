@@ -81,6 +81,11 @@ for (const dialect of DIALECTS) {
       await b.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: d.url });
       const { page } = b;
 
+      // The page's own clock: the status poll (every 5 s, the floor) and the redirect (3 s) are fast-forwarded
+      // once the database has changed, instead of waited for; every answer still comes from the daemon.
+      await page.clock.install();
+      const nextPoll = () => page.clock.fastForward(5_000);
+
       await inBrowser(b, `${dialect}-flow`, async () => {
         await page.goto(`${d.url}/i/${inv.id}`);
         await visible(b, 'choose');
@@ -126,6 +131,7 @@ for (const dialect of DIALECTS) {
         const payment = await d.common.db.em().findOneOrFail(Payment, { invoice: inv.id });
         const txHash = `0x${'5e'.repeat(32)}`;
         await d.common.db.em().nativeUpdate(Payment, { id: payment.id }, { status: 'CONFIRMING', confirmations: 3, transactionHash: txHash, receivedAmount: '25' });
+        await nextPoll();
         await visible(b, 'confirming', 15_000);
         await page.waitForFunction(() => document.querySelector('[data-slot="confirmations"]')?.textContent === '3 / 12 confirmations');
         assert.equal(await slotText(b, 'confirm-tx-hash'), txHash);
@@ -135,16 +141,19 @@ for (const dialect of DIALECTS) {
         await shot(b, `${dialect}-3-confirming`);
 
         await d.common.db.em().nativeUpdate(Payment, { id: payment.id }, { confirmations: 7 });
+        await nextPoll();
         await page.waitForFunction(() => document.querySelector('[data-slot="confirmations"]')?.textContent === '7 / 12 confirmations', undefined, { timeout: 15_000 });
 
         const now = new Date();
         await d.common.db.em().nativeUpdate(Payment, { id: payment.id }, { status: 'COMPLETED', confirmations: 12, completedAt: now });
         await d.common.db.em().nativeUpdate(Invoice, { id: inv.id }, { status: 'PAID', paidAt: now });
+        await nextPoll();
         await visible(b, 'success', 15_000);
         assert.equal(await slotText(b, 'success-text'), 'Thank you! Taking you back to Acme Corp…');
         assert.equal(await page.locator('[data-slot="return-link"]').getAttribute('href'), `${shop}/return`);
         await shot(b, `${dialect}-4-success`);
 
+        await page.clock.fastForward(3_000);
         await page.waitForURL(`${shop}/return`, { timeout: 10_000 });
         assert.equal(await page.locator('h1').textContent(), 'Back at the shop: thank you');
         assertClean(b, [d.url, shop]);
