@@ -41,7 +41,8 @@ export async function startEvmWorld(
       mainnet: {
         rpcUrl: options.rpcUrl ? await options.rpcUrl(node.url) : node.url,
         confirmations: options.confirmations ?? REQUIRED_CONFIRMATIONS,
-        blockTimeMs: options.blockTimeMs ?? 1000,
+        // The indexer polls at the block time: Hardhat mines on demand, so a short one only saves waiting.
+        blockTimeMs: options.blockTimeMs ?? 250,
         traces: options.traces ?? false,
         tokens: { USDC: { address: fx.addresses.usdc, decimals: 6 }, USDT: { address: fx.addresses.usdt, decimals: 6 } },
         paymentContract: fx.addresses.gateway,
