@@ -1,5 +1,5 @@
 import { IndexedBlock } from '../db/entities/indexed-block.entity.ts';
-import { IndexerCursor } from '../db/entities/indexer-cursor.entity.ts';
+import { placeCursor, recordFailure, recordHead, releaseLease, takeLease, takeOverLease, type CursorPlacement } from '../db/indexer-cursor.ts';
 import type { Database } from '../db/orm.ts';
 import { NO_BLOCK_YET } from '../db/entities/indexer-cursor.entity.ts';
 import type { Logger } from '../logger.ts';
@@ -49,18 +49,7 @@ export class IndexerFatalError extends ChainError {
  * fails before its first block gets a row with no block yet, so status and /metrics show it.
  */
 export async function recordIndexerFailure(db: Database, key: ChainKey, message: string, at = new Date()): Promise<void> {
-  const where = { chain: key.chain, network: key.network };
-  const lastError = message.slice(0, 255);
-  if ((await db.em().nativeUpdate(IndexerCursor, { ...where, lastError: null }, { lastError, lastErrorAt: at })) > 0) return;
-  if ((await db.em().nativeUpdate(IndexerCursor, where, { lastError })) > 0) return;
-  const em = db.em();
-  // Dated as never written: updatedAt counts as a report of the indexer (availability), and it has made none.
-  em.create(IndexerCursor, { ...where, blockNumber: '-1', blockHash: NO_BLOCK_YET, blockTime: null, leaseOwner: null, leaseUntil: null, lastError, lastErrorAt: at, updatedAt: new Date(0) });
-  try {
-    await em.flush();
-  } catch {
-    await db.em().nativeUpdate(IndexerCursor, where, { lastError }); // created meanwhile
-  }
+  await db.write((x) => recordFailure(x, key, message.slice(0, 255), at));
 }
 
 /**
@@ -108,19 +97,14 @@ export function startIndexer(options: IndexerOptions): Indexer {
 
   async function acquireLease(): Promise<boolean> {
     const now = new Date();
-    const lease = { leaseOwner: owner, leaseUntil: new Date(now.getTime() + leaseMs) };
-    const changed = await db.em().nativeUpdate(
-      IndexerCursor,
-      { chain: key.chain, network: key.network, $or: [{ leaseOwner: null }, { leaseUntil: { $lt: now } }, { leaseOwner: owner }] },
-      lease,
-    );
-    if (changed > 0) return true;
+    const until = new Date(now.getTime() + leaseMs);
+    if (await db.write((x) => takeLease(x, key, owner, until, now))) return true;
     // A holder on this machine that no longer runs (kill -9, a crash) is not waited out.
     const holder = (await readCursor(db, key))?.leaseOwner;
     if (!holder || !ownerIsGone(holder)) return false;
-    const taken = await db.em().nativeUpdate(IndexerCursor, { chain: key.chain, network: key.network, leaseOwner: holder }, lease);
-    if (taken > 0) log.info({ chain: key.chain, network: key.network, previous: holder }, 'took over the lease of an indexer that no longer runs');
-    return taken > 0;
+    const taken = await db.write((x) => takeOverLease(x, key, holder, owner, until));
+    if (taken) log.info({ chain: key.chain, network: key.network, previous: holder }, 'took over the lease of an indexer that no longer runs');
+    return taken;
   }
 
   async function ensureCursor(): Promise<void> {
@@ -128,38 +112,13 @@ export function startIndexer(options: IndexerOptions): Indexer {
     // A row recorded by a failure before any block was read is no position: initialise it.
     const existing = found && found.blockHash === NO_BLOCK_YET ? null : found;
     if (existing && options.fromBlock === undefined) return;
+    if (existing?.leaseOwner && existing.leaseOwner !== owner && existing.leaseUntil && existing.leaseUntil > new Date()) return; // the holder keeps its cursor
     const head = await source.head();
     const start = options.fromBlock ?? (head > BigInt(options.startMargin) ? head - BigInt(options.startMargin) : 0n);
     const at = (start > 0n ? await source.blockAt(start - 1n) : null) ?? { number: start - 1n, hash: '0x', parentHash: '0x', timestamp: 0 };
-    if (found && !existing) {
-      const placed = { blockNumber: at.number.toString(), blockHash: at.hash, blockTime: at.timestamp ? String(at.timestamp) : null, updatedAt: new Date() };
-      if ((await db.em().nativeUpdate(IndexerCursor, { id: found.id, blockHash: NO_BLOCK_YET }, placed)) === 0) return; // another indexer placed it first
-    } else if (existing) {
-      if (existing.leaseOwner && existing.leaseOwner !== owner && existing.leaseUntil && existing.leaseUntil > new Date()) return; // the holder keeps its cursor
-      await db.em().nativeUpdate(IndexerCursor, { id: existing.id }, { blockNumber: at.number.toString(), blockHash: at.hash, blockTime: at.timestamp ? String(at.timestamp) : null });
-      await db.em().nativeDelete(IndexedBlock, { chain: key.chain, network: key.network });
-    } else {
-      const em = db.em();
-      em.create(IndexerCursor, {
-        chain: key.chain,
-        network: key.network,
-        blockNumber: at.number.toString(),
-        blockHash: at.hash,
-        blockTime: at.timestamp ? String(at.timestamp) : null,
-        leaseOwner: null,
-        leaseUntil: null,
-      });
-      try {
-        await em.flush();
-      } catch {
-        return; // another indexer created it first
-      }
-    }
-    if (at.hash !== '0x') {
-      const em = db.em();
-      em.create(IndexedBlock, { chain: key.chain, network: key.network, number: at.number.toString(), hash: at.hash, parentHash: at.parentHash, timestamp: String(at.timestamp) });
-      await em.flush();
-    }
+    const placement: CursorPlacement = existing ? { kind: 'moved', id: existing.id } : found ? { kind: 'placeholder', id: found.id } : { kind: 'fresh' };
+    // False: another indexer placed or created it first.
+    if (!(await db.write((x) => placeCursor(x, key, placement, at, new Date())))) return;
     log.info({ chain: key.chain, network: key.network, startBlock: (at.number + 1n).toString(), head: head.toString() }, 'indexer cursor initialised');
   }
 
@@ -196,12 +155,8 @@ export function startIndexer(options: IndexerOptions): Indexer {
   }
 
   /** What the node said this tick, for status and metrics (and the finality the ledger waits for). */
-  async function recordHead(head: bigint, finalized: bigint | null): Promise<void> {
-    await db.em().nativeUpdate(
-      IndexerCursor,
-      { chain: key.chain, network: key.network, leaseOwner: owner },
-      { headNumber: head.toString(), finalizedNumber: finalized === null ? null : finalized.toString(), headSeenAt: new Date(), lastError: null, lastErrorAt: null },
-    );
+  async function noteHead(head: bigint, finalized: bigint | null): Promise<void> {
+    await db.write((x) => recordHead(x, key, owner, head, finalized, new Date()));
   }
 
   async function recordError(err: unknown): Promise<void> {
@@ -221,7 +176,7 @@ export function startIndexer(options: IndexerOptions): Indexer {
     const next = BigInt(cursor.blockNumber) + 1n;
     const waiting = next > head ? await hasInFlight(db, key) : true;
     const finalized = source.finalized && waiting ? await source.finalized() : null;
-    await recordHead(head, finalized);
+    await noteHead(head, finalized);
     if (next > head) {
       // Nothing new to read: finality may still have moved over payments waiting for it.
       if (finalized !== null) await applyFinality(db, key, { leaseOwner: owner, finalized });
@@ -291,7 +246,7 @@ export function startIndexer(options: IndexerOptions): Indexer {
       }
       if (!behind) await sleep(wait, signal).catch(() => undefined);
     }
-    await db.em().nativeUpdate(IndexerCursor, { chain: key.chain, network: key.network, leaseOwner: owner }, { leaseOwner: null, leaseUntil: null });
+    await db.write((x) => releaseLease(x, key, owner));
     log.info({ chain: key.chain, network: key.network }, 'indexer stopped');
   })();
 

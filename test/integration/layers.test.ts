@@ -154,7 +154,7 @@ test('only src/db/lifecycle.ts writes a status (payments, invoices, pool, transf
 });
 
 /** Entities of the tables the store writes in SQL through Database.write only (src/db/lifecycle.ts, events.ts, …). */
-const SQL_ONLY_ENTITIES = ['Payment', 'Invoice', 'WebhookEvent', 'WebhookDelivery', 'SweepTx', 'ObservedTransfer'];
+const SQL_ONLY_ENTITIES = ['Payment', 'Invoice', 'WebhookEvent', 'WebhookDelivery', 'SweepTx', 'ObservedTransfer', 'IndexerCursor', 'IndexedBlock'];
 
 /** Where a file writes one of those tables through the ORM: em.create/insert/nativeUpdate/nativeDelete of its entity, or any persist/assign/flush beside it. */
 function ormWrites(text: string): string[] {

@@ -1,5 +1,4 @@
 import type { Database } from '../../db/orm.ts';
-import { inTransaction } from '../../db/transaction.ts';
 
 /**
  * Deletes webhook events older than `days` that have nothing left to deliver, with their
@@ -10,10 +9,9 @@ export async function purgeOldWebhooks(db: Database, days: number, now = new Dat
   const cutoff = new Date(now.getTime() - days * 86_400_000);
   const old = `select e.id from webhook_event e where e.created_at < ? and not exists
     (select 1 from webhook_delivery p where p.event_id = e.id and p.state = 'PENDING')`;
-  return inTransaction(db, async (em) => {
-    await em.execute(`delete from webhook_attempt where delivery_id in (select d.id from webhook_delivery d where d.event_id in (${old}))`, [cutoff]);
-    await em.execute(`delete from webhook_delivery where event_id in (${old})`, [cutoff]);
-    const rows = await em.execute<{ id: string }[]>(`delete from webhook_event where id in (${old}) returning id`, [cutoff]);
-    return rows.length;
+  return db.write(async (x) => {
+    await x.run(`delete from webhook_attempt where delivery_id in (select d.id from webhook_delivery d where d.event_id in (${old}))`, [cutoff]);
+    await x.run(`delete from webhook_delivery where event_id in (${old})`, [cutoff]);
+    return x.run(`delete from webhook_event where id in (${old})`, [cutoff]);
   });
 }
