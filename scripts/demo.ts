@@ -10,7 +10,6 @@ import { deriveAddresses } from '../src/families/derive.ts';
 import { getNetwork} from '../src/chains/registry.ts';
 import { createInvoice } from '../src/db/invoices.ts';
 import { createMerchant } from '../src/db/merchants.ts';
-import { inTransaction } from '../src/db/transaction.ts';
 import { addToPool } from '../src/db/wallet-pool.ts';
 import { resolveChains } from '../src/families/families.ts';
 
@@ -34,7 +33,7 @@ try {
   for (const [chain, xpub] of Object.entries(keys)) {
     const network = getNetwork(registry, chain, false);
     const entries = deriveAddresses({ family: network.family, testnet: false, xpub, start: 0, count: 20 });
-    await inTransaction(common.db, (em) => addToPool(em, { chain, isTestnet: false }, 'demo', entries));
+    await common.db.write((x) => addToPool(x, { chain, isTestnet: false }, 'demo', entries));
   }
   const { merchant } = await createMerchant(common.db.em(), common.box, { name: 'Demo Coffee Roasters', acceptedChains: Object.keys(keys) });
   const invoice = await createInvoice(common.db, merchant.id, {

@@ -2,6 +2,7 @@ import { QueryOrder } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/sql';
 import { WalletAddress, type WalletStatus } from './entities/wallet-address.entity.ts';
 import type { Database } from './orm.ts';
+import type { Executor } from './executor.ts';
 import { readRow } from './raw-sql.ts';
 import { newId } from '../domain/ids.ts';
 
@@ -97,7 +98,7 @@ export interface SeedEntry {
  * INSERT … ON CONFLICT DO NOTHING makes a concurrent seed of the same addresses safe too.
  */
 export async function addToPool(
-  em: EntityManager,
+  x: Executor,
   pool: { chain: string; isTestnet: boolean },
   source: string,
   entries: SeedEntry[],
@@ -108,12 +109,11 @@ export async function addToPool(
     const chunk = entries.slice(i, i + 200);
     const values = chunk.map(() => `(?, ?, ?, ?, 'FREE', ?, ?, ?)`).join(', ');
     const params = chunk.flatMap((e) => [newId(), pool.chain, pool.isTestnet, e.address, e.index, source, now]);
-    const rows = await em.execute<{ id: string }[]>(
+    added += await x.run(
       `insert into wallet_address (id, chain, is_testnet, address, status, derivation_index, source, created_at)
-       values ${values} on conflict (chain, is_testnet, address) do nothing returning id`,
+       values ${values} on conflict (chain, is_testnet, address) do nothing`,
       params,
     );
-    added += rows.length;
   }
   return { added, skipped: entries.length - added };
 }

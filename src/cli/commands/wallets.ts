@@ -10,7 +10,6 @@ import { validateAddress, resolveChains } from '../../families/families.ts';
 import { UsageError } from '../../domain/errors.ts';
 import { addToPool, countFree, countPools, listPoolAddresses, nextDerivationIndex, type SeedEntry } from '../../db/wallet-pool.ts';
 import { receivePath } from '../../families/derivation-path.ts';
-import { inTransaction } from '../../db/transaction.ts';
 import { withCommon } from '../context.ts';
 import { parseLimit } from '../options.ts';
 import { emit, table } from '../output.ts';
@@ -101,7 +100,7 @@ export function walletsCommand(): Command {
         }
         // Duplicates inside the input count as skipped too.
         const unique = [...new Map(entries.map((e) => [e.address, e])).values()];
-        const result = await inTransaction(common.db, (tx) => addToPool(tx, pool, source, unique));
+        const result = await common.db.write((x) => addToPool(x, pool, source, unique));
         // A seed changes the pool's size at once: PostgreSQL's planner gets its statistics now, not
         // at autovacuum's next pass (docs/wallets.md).
         if (common.db.dialect === 'postgresql' && result.added > 0) await common.db.em().execute('analyze wallet_address');
