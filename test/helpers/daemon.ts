@@ -69,7 +69,7 @@ export async function startTestDaemon(
   dialect: DialectName,
   overrides: Record<string, unknown> = {},
 ): Promise<TestDaemon> {
-  const tdb = await createTestDatabase(dialect);
+  const tdb = await createTestDatabase(dialect, { migrated: dialect === 'postgresql' });
   const common = await openCommon({
     env: { CHAINGATE_DATABASE_URL: tdb.url, CHAINGATE_MASTER_KEY: TEST_MASTER_KEY, CHAINGATE_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', CHAINGATE_PORT: '0', CHAINGATE_METRICS_PORT: '0' },
     overrides: { ...TEST_DAEMON_DEFAULTS, ...overrides },

@@ -19,14 +19,13 @@ export interface Shop {
 }
 
 /**
- * A fresh database of the dialect, migrated by the real `chaingate migrate` where needed, with one
- * merchant point made by `chaingate merchant create`; rate limits off, so load tests measure the
+ * A fresh database of the dialect (on PostgreSQL a copy of one migrated once per process; SQLite
+ * migrates on the first write), with one merchant point made by `chaingate merchant create`; rate limits off, so load tests measure the
  * store, not the limiter.
  */
 export async function newShop(dialect: DialectName, name = 'Test Shop'): Promise<Shop> {
-  const tdb = await createTestDatabase(dialect);
+  const tdb = await createTestDatabase(dialect, { migrated: dialect === 'postgresql' });
   const env = { CHAINGATE_DATABASE_URL: tdb.url, CHAINGATE_MASTER_KEY: 'k'.repeat(64), CHAINGATE_CONFIG: writeConfigFile({ rateLimit: { enabled: false } }) };
-  if (dialect === 'postgresql') assert.equal((await runCli(['migrate'], env)).code, 0);
   const made = await runCli(['merchant', 'create', '--name', name, '--json'], env);
   assert.equal(made.code, 0, made.stderr);
   return { url: tdb.url, env, creds: JSON.parse(made.stdout) as ShopCreds, drop: () => tdb.drop() };

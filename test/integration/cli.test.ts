@@ -154,10 +154,9 @@ describe('chaingate CLI on PostgreSQL', { skip: await skipUnless('postgresql') }
   });
 
   test('wallets seed refreshes the planner statistics of the pool', async (t) => {
-    const tdb = await createTestDatabase('postgresql');
+    const tdb = await createTestDatabase('postgresql', { migrated: true });
     t.after(() => tdb.drop());
     const env = { CHAINGATE_DATABASE_URL: tdb.url, CHAINGATE_MASTER_KEY: 'p'.repeat(64) };
-    await runCli(['migrate'], env);
     const db = await openDatabase(tdb.url);
     t.after(() => db.close());
     const tuples = async () => Number((await db.em().execute<{ n: number }[]>(`select reltuples as n from pg_class where relname = 'wallet_address'`))[0]!.n);
@@ -169,19 +168,17 @@ describe('chaingate CLI on PostgreSQL', { skip: await skipUnless('postgresql') }
   });
 
   test('a missing master key on PostgreSQL is a start-up error', async (t) => {
-    const tdb = await createTestDatabase('postgresql');
+    const tdb = await createTestDatabase('postgresql', { migrated: true });
     t.after(() => tdb.drop());
-    await runCli(['migrate'], { CHAINGATE_DATABASE_URL: tdb.url });
     const res = await runCli(['merchant', 'list'], { CHAINGATE_DATABASE_URL: tdb.url });
     assert.equal(res.code, 2);
     assert.match(res.stderr, /security\.masterKey: required with PostgreSQL/);
   });
 
   test('a wrong master key fails loudly', async (t) => {
-    const tdb = await createTestDatabase('postgresql');
+    const tdb = await createTestDatabase('postgresql', { migrated: true });
     t.after(() => tdb.drop());
     const env = { CHAINGATE_DATABASE_URL: tdb.url, CHAINGATE_MASTER_KEY: 'p'.repeat(64) };
-    await runCli(['migrate'], env);
     const created = JSON.parse((await runCli(['merchant', 'create', '--name', 'PG', '--json'], env)).stdout) as { id: string };
     const res = await runCli(['merchant', 'show', created.id], { ...env, CHAINGATE_MASTER_KEY: 'q'.repeat(64) });
     assert.equal(res.code, 2, 'a configuration error');

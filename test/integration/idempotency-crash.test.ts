@@ -21,10 +21,9 @@ const IN_FLIGHT = 8;
 for (const dialect of DIALECTS) {
   describe(`idempotency under kill -9 on ${dialect}`, { skip: await skipUnless(dialect) }, () => {
     test(`${CYCLES} SIGKILLs under load: 0 duplicates, 0 lost 201s, 0 keys stuck in flight`, async (t) => {
-      const tdb = await createTestDatabase(dialect);
+      const tdb = await createTestDatabase(dialect, { migrated: dialect === 'postgresql' });
       t.after(() => tdb.drop());
       const env = { CHAINGATE_DATABASE_URL: tdb.url, CHAINGATE_MASTER_KEY: 'k'.repeat(64), CHAINGATE_CONFIG: writeConfigFile({ rateLimit: { enabled: false } }) };
-      if (dialect === 'postgresql') assert.equal((await runCli(['migrate'], env)).code, 0);
       const creds = JSON.parse((await runCli(['merchant', 'create', '--name', 'Crash Shop', '--json'], env)).stdout) as { apiKey: string; apiSecret: string };
       const create = async (url: string, key: string) => {
         const body = JSON.stringify({ orderId: key, amount: '2500', currency: 'USD' });

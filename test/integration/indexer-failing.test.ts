@@ -49,7 +49,7 @@ const CASES = [
 for (const dialect of DIALECTS) {
   describe(`an indexer that cannot reach its endpoint, on ${dialect}`, { skip: await skipUnless(dialect) }, () => {
     test('names chain, network and endpoint at start-up, endpoint, method and cause on every retry; status, status --json and /metrics show it failing', async (t) => {
-      const tdb = await createTestDatabase(dialect);
+      const tdb = await createTestDatabase(dialect, { migrated: true });
       t.after(() => tdb.drop());
       const port = await getFreePort(); // nothing listens there: every connection is refused
       const origin = `http://127.0.0.1:${port}`;
@@ -59,8 +59,6 @@ for (const dialect of DIALECTS) {
         ton: { mainnet: { rpcUrl: `${origin}/${PATH_KEY}`, apiKey: HEADER_KEY } },
       };
       const env = { CHAINGATE_DATABASE_URL: tdb.url, CHAINGATE_MASTER_KEY: MASTER_KEY, CHAINGATE_CONFIG: writeConfigFile({ chains, indexer: { rpcTimeoutMs: 2000 } }) };
-      const migrated = await runCli(['migrate'], env);
-      assert.equal(migrated.code, 0, migrated.stderr);
 
       const procs = new Map<string, IndexerProcess>();
       for (const c of CASES) procs.set(c.chain, spawnIndexer([c.chain, ...(c.json ? ['--json'] : [])], env));

@@ -45,7 +45,7 @@ for (const dialect of DIALECTS) {
       const sim = await startEsploraSim();
       t.after(() => sim.close());
       sim.mineEmpty(1);
-      const tdb = await createTestDatabase(dialect);
+      const tdb = await createTestDatabase(dialect, { migrated: dialect === 'postgresql' });
       t.after(() => tdb.drop());
       const dir = mkdtempSync(join(tmpdir(), 'chaingate-sweep-'));
       const config = writeConfigFile({ chains: { bitcoin: { testnet: { rpcUrl: sim.url, network: 'REGTEST', confirmations: 2, blockTimeMs: 1000 } } }, log: { level: 'warn' } });
@@ -63,7 +63,6 @@ for (const dialect of DIALECTS) {
         return r;
       };
 
-      if (dialect === 'postgresql') await ok(['migrate']);
       const merchant = json<{ id: string }>((await ok(['merchant', 'create', '--name', 'Acme', '--json'])).stdout);
       await ok(['wallets', 'seed', '--chain', 'bitcoin', '--testnet', '--xpub', TPUB84, '--count', '6']);
 
