@@ -78,10 +78,15 @@ for (const dialect of DIALECTS) {
       const seedFile = join(dir, 'seed.txt');
       writeFileSync(seedFile, `${PHRASE}\n`, { mode: 0o600 });
       chmodSync(seedFile, 0o600);
+      // A signed refund handed to `sweep broadcast` is refused by the file's kind: checked once, on SQLite.
+      let kindChecked = dialect !== 'sqlite';
       const signAndSend = async (planFile: string, to: string) => {
         const signedFile = `${planFile}.signed.json`;
         await ok(['sweep', 'sign', '--plan', planFile, '--out', signedFile, '--seed-file', seedFile, '--expect-to', to, '--yes']);
-        await refused(['sweep', 'broadcast', '--signed', signedFile], /is a signed refund plan: broadcast it with `chaingate refund broadcast`/);
+        if (!kindChecked) {
+          kindChecked = true;
+          await refused(['sweep', 'broadcast', '--signed', signedFile], /is a signed refund plan: broadcast it with `chaingate refund broadcast`/);
+        }
         await ok(['refund', 'broadcast', '--signed', signedFile]);
         sim.mine();
         return json<{ done: boolean }>((await ok(['refund', 'broadcast', '--signed', signedFile, '--wait', '--json'])).stdout);

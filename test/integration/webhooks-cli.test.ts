@@ -8,6 +8,9 @@ import { WebhookDelivery } from '../../src/db/entities/webhook-delivery.entity.t
 import { recordEvent } from '../../src/db/events.ts';
 import { openDatabase } from '../../src/db/orm.ts';
 import { verifyWebhook } from '../../src/sdk/verify-webhook.ts';
+import { loadConfig } from '../../src/config/load-config.ts';
+import { checkWebhookUrlAllowed } from '../../src/cli/webhook-url-check.ts';
+import { UsageError } from '../../src/domain/errors.ts';
 import { BIN, runCli } from '../helpers/cli.ts';
 import { createTestDatabase, skipUnless } from '../helpers/databases.ts';
 import { eventually, startWebhookReceiver } from '../helpers/webhook-receiver.ts';
@@ -73,13 +76,23 @@ describe('chaingate webhooks CLI on SQLite', () => {
       ['http://[::ffff:10.0.0.1]/h', /::ffff:a00:1 is an IPv4-mapped private address/],
       ['https://localhost/h', /localhost resolves to 127\.0\.0\.1, a loopback address/],
     ];
+    // The check merchant create and update run, in-process for every case (it needs no database)…
+    const { config } = loadConfig({ env: {} });
     for (const [hook, message] of cases) {
-      const res = await runCli(['merchant', 'create', '--name', 'A', '--webhook-url', hook], env);
-      assert.equal(res.code, 2, `${hook}: ${res.stderr}`);
-      assert.match(res.stderr, /^chaingate: webhook URL .* is refused: /m);
-      assert.match(res.stderr, message);
-      assert.match(res.stderr, /webhooks\.allowPrivateNetworks/);
+      await assert.rejects(checkWebhookUrlAllowed(config, hook), (err: unknown) => {
+        assert.ok(err instanceof UsageError, `${hook}: ${String(err)}`);
+        assert.match(err.message, /^webhook URL .* is refused: /);
+        assert.match(err.message, message);
+        assert.match(err.message, /webhooks\.allowPrivateNetworks/);
+        return true;
+      });
     }
+    // …and through the real binary for one: exit code 2 and that message on stderr.
+    const res = await runCli(['merchant', 'create', '--name', 'A', '--webhook-url', cases[0]![0]], env);
+    assert.equal(res.code, 2, res.stderr);
+    assert.match(res.stderr, /^chaingate: webhook URL .* is refused: /m);
+    assert.match(res.stderr, cases[0]![1]);
+    assert.match(res.stderr, /webhooks\.allowPrivateNetworks/);
     const created = await runCli(['merchant', 'create', '--name', 'B', '--json'], env);
     const id = JSON.parse(created.stdout).id as string;
     const upd = await runCli(['merchant', 'update', id, '--webhook-url', 'http://192.168.1.20/h'], env);
@@ -181,11 +194,10 @@ describe('chaingate webhooks CLI on SQLite', () => {
 
 describe('chaingate webhooks CLI on PostgreSQL', { skip: await skipUnless('postgresql') }, () => {
   test('two `chaingate webhooks work` processes on one PostgreSQL deliver each attempt once', async (t) => {
-    const tdb = await createTestDatabase('postgresql');
+    const tdb = await createTestDatabase('postgresql', { migrated: true });
     t.after(() => tdb.drop());
     const { config } = workspace(t, { retryScheduleSeconds: [0.05], concurrency: 3, pollIntervalMs: 20 });
     const env = { CHAINGATE_DATABASE_URL: tdb.url, CHAINGATE_MASTER_KEY: 'w'.repeat(64), CHAINGATE_CONFIG: config };
-    assert.equal((await runCli(['migrate'], env)).code, 0);
     const perEvent = new Map<string, string[]>();
     const rx = await startWebhookReceiver(t, (req) => {
       const id = String(req.headers['x-webhook-id']);
