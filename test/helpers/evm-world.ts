@@ -29,13 +29,38 @@ export interface EvmWorld {
 
 export const REQUIRED_CONFIRMATIONS = 3;
 
+/** A Hardhat chain posing as ethereum mainnet with the fixtures deployed: one world's, or shared by a file's worlds. */
+export interface EvmChain {
+  node: HardhatNode;
+  fx: EvmFixtures;
+}
+
+export async function startEvmChain(): Promise<EvmChain> {
+  const node = await startHardhatNode({ chainId: 1 });
+  return { node, fx: await deployFixtures(node) };
+}
+
 export async function startEvmWorld(
   t: { after(fn: () => Promise<void> | void): void },
-  options: { dialect: DialectName; traces?: boolean; confirmations?: number; blockTimeMs?: number; rpcUrl?: (nodeUrl: string) => Promise<string>; indexer?: Record<string, unknown>; daemon?: Record<string, unknown> },
+  options: {
+    dialect: DialectName;
+    /** A chain the caller started and stops; by default the world starts its own. */
+    chain?: EvmChain;
+    traces?: boolean;
+    confirmations?: number;
+    blockTimeMs?: number;
+    rpcUrl?: (nodeUrl: string) => Promise<string>;
+    indexer?: Record<string, unknown>;
+    daemon?: Record<string, unknown>;
+  },
 ): Promise<EvmWorld> {
-  const node = await startHardhatNode({ chainId: 1 });
-  t.after(() => node.stop());
-  const fx = await deployFixtures(node);
+  let chain = options.chain;
+  if (!chain) {
+    const own = await startEvmChain();
+    t.after(() => own.node.stop());
+    chain = own;
+  }
+  const { node, fx } = chain;
   const chains = {
     ethereum: {
       mainnet: {

@@ -1,19 +1,28 @@
-import { describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseUnits, type Contract } from 'ethers';
 import { IndexerCursor } from '../../src/db/entities/indexer-cursor.entity.ts';
 import { ObservedTransfer } from '../../src/db/entities/observed-transfer.entity.ts';
-import { startEvmWorld, REQUIRED_CONFIRMATIONS, type EvmWorld } from '../helpers/evm-world.ts';
+import { startEvmChain, startEvmWorld, REQUIRED_CONFIRMATIONS, type EvmChain, type EvmWorld } from '../helpers/evm-world.ts';
 import { waitFor } from '../helpers/indexer-process.ts';
 import { startRpcProxy, type RpcProxy, type RpcProxyOptions } from '../helpers/rpc-proxy.ts';
 
 // Index once, fail loudly: a node that lacks a method, answers in the wrong shape or keeps changing
 // under the reader never makes the indexer spin, crash with a TypeError or credit anything wrong.
+// One Hardhat chain for the file: each test has its own proxy in front of it, daemon, database and
+// indexer (which starts near the head, so the blocks of earlier tests are not read again).
+
+let chain: EvmChain;
+before(async () => {
+  chain = await startEvmChain();
+});
+after(() => chain.node.stop());
 
 async function worldBehindProxy(t: Parameters<typeof startEvmWorld>[0], proxyOptions: Omit<RpcProxyOptions, 'target'>): Promise<{ w: EvmWorld; proxy: RpcProxy }> {
   let proxy: RpcProxy | undefined;
   const w = await startEvmWorld(t, {
     dialect: 'sqlite',
+    chain,
     blockTimeMs: 200,
     indexer: { minPollMs: 100, rpcTimeoutMs: 1000 },
     rpcUrl: async (target) => {
