@@ -37,7 +37,7 @@ describe('tron indexer: java-tron HTTP API for TRX, /jsonrpc for TRC-20 (separat
     t.after(() => tron.close());
     const chains = {
       tron: {
-        mainnet: { rpcUrl: `${tron.url}/jsonrpc`, apiKey: 'test-trongrid-key', blockTimeMs: 1000, confirmations: 3, tokens: { USDT: { address: hexToTron(fx.addresses.usdt), decimals: 6 } } },
+        mainnet: { rpcUrl: `${tron.url}/jsonrpc`, apiKey: 'test-trongrid-key', blockTimeMs: 250, confirmations: 3, tokens: { USDT: { address: hexToTron(fx.addresses.usdt), decimals: 6 } } },
       },
     };
     const indexer = { minPollMs: 200, maxBlocksPerRange: 20, leaseSeconds: 5, rpcTimeoutMs: 2000 };
