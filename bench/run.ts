@@ -5,7 +5,8 @@
 // other by bench/bare-server.ts (Fastify + HMAC + the same SQL by hand, one transaction a write).
 // The same load generator (bench/load.ts: keep-alive connections, signed requests, a fresh
 // Idempotency-Key per write) drives each route on one server and then the other, in the same run on
-// the same machine, and prints req/s, p50, p99 and the ratio chaingate / bare.
+// the same machine, and prints req/s, p50, p99 and the ratio chaingate / bare. On PostgreSQL it also
+// prints the CPU the database's backends spent per request: on one box they share the cores.
 //
 //   npm run bench                                        # both databases, 32 connections, 10 s a route
 //   npm run bench -- --db sqlite --duration 3 --connections 16
@@ -24,7 +25,7 @@
 // PostgreSQL comes from CHAINGATE_TEST_DATABASE_URL (default postgres://root@127.0.0.1:5432/postgres).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { HDNodeWallet, Mnemonic } from 'ethers';
 import { parseArgs } from 'node:util';
 import { DEPLOYMENT_NODE_FLAGS, deploymentMemoryEnv } from './deployment.ts';
@@ -222,10 +223,38 @@ function cpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
+/**
+ * CPU time (ms) of each PostgreSQL backend serving the database of `url` (its process title names the
+ * database), by pid; empty for SQLite. What a server costs the database: on one box they share the cores.
+ */
+function databaseCpuMs(url: string): Map<number, number> {
+  const byPid = new Map<number, number>();
+  if (!url.startsWith('postgres')) return byPid;
+  const name = ` ${new URL(url).pathname.slice(1)} `;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const title = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (title.startsWith('postgres: ') && title.includes(name)) byPid.set(Number(entry), cpuMs(Number(entry)));
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return byPid;
+}
+
+/** The database CPU (ms) used between two databaseCpuMs readings (backends that started meanwhile from zero). */
+function databaseCpuSince(before: Map<number, number>, url: string): number {
+  let ms = 0;
+  for (const [pid, now] of databaseCpuMs(url)) ms += now - (before.get(pid) ?? 0);
+  return ms;
+}
+
 /** A route's load, with the server process's CPU time per answered request (µs): load on the box does not move it. */
-async function measure(t: Target, name: string, durationMs: number): Promise<LoadResult & { cpuUs: number }> {
+async function measure(t: Target, name: string, durationMs: number): Promise<LoadResult & { cpuUs: number; dbUs: number }> {
   const r = route(name, t);
   const cpu = cpuMs(t.pid);
+  const db = databaseCpuMs(t.tdb.url);
   const onAnswer = (i: number, status: number, body: string) => {
     if (status === r.expect && !t.answers.has(name)) t.answers.set(name, body);
     r.onAnswer?.(i, status, body);
@@ -238,7 +267,8 @@ async function measure(t: Target, name: string, durationMs: number): Promise<Loa
     await answer.arrayBuffer();
     t.headers.set(name, [...answer.headers.keys()].filter((h) => !['date', 'connection', 'keep-alive', 'content-length'].includes(h)));
   }
-  return { ...res, cpuUs: res.requests ? ((cpuMs(t.pid) - cpu) * 1000) / res.requests : NaN };
+  const dbMs = databaseCpuSince(db, t.tdb.url);
+  return { ...res, cpuUs: res.requests ? ((cpuMs(t.pid) - cpu) * 1000) / res.requests : NaN, dbUs: res.requests ? (dbMs * 1000) / res.requests : NaN };
 }
 
 function rssMb(pid: number): number {
@@ -282,12 +312,15 @@ async function rssRun(dialect: DialectName, n: number): Promise<void> {
   }
 }
 
-function merged(parts: (LoadResult & { cpuUs: number })[]): LoadResult & { cpuUs: number } {
+type Measured = LoadResult & { cpuUs: number; dbUs: number };
+
+function merged(parts: Measured[]): Measured {
   const failed: Record<number, number> = {};
   for (const p of parts) for (const [status, n] of Object.entries(p.failed)) failed[Number(status)] = (failed[Number(status)] ?? 0) + n;
   const all = summarize(parts.flatMap((p) => p.latencies), parts.reduce((a, p) => a + p.seconds, 0), failed);
   const cpuUs = parts.reduce((a, p) => a + p.cpuUs * p.requests, 0) / Math.max(1, all.requests);
-  return { ...all, cpuUs };
+  const dbUs = parts.reduce((a, p) => a + p.dbUs * p.requests, 0) / Math.max(1, all.requests);
+  return { ...all, cpuUs, dbUs };
 }
 
 /** Every field path of a JSON answer (`data.payment.id`), arrays by their first element. */
@@ -329,22 +362,26 @@ async function sideBySide(dialect: DialectName): Promise<void> {
       // The servers take turns in ROUNDS slices (the order alternating), so a change in the box's
       // load during the run weighs on both alike.
       for (const t of targets) if (WARMUP_MS > 0) await measure(t, name, WARMUP_MS);
-      const slices = new Map<Target['name'], (LoadResult & { cpuUs: number })[]>();
+      const slices = new Map<Target['name'], Measured[]>();
       for (let round = 0; round < ROUNDS; round++) {
         for (const t of round % 2 ? [...targets].reverse() : targets) {
           slices.set(t.name, [...(slices.get(t.name) ?? []), await measure(t, name, DURATION_MS / ROUNDS)]);
         }
       }
-      const results: Partial<Record<Target['name'], LoadResult & { cpuUs: number }>> = {};
+      const results: Partial<Record<Target['name'], Measured>> = {};
       for (const [target, parts] of slices) results[target] = merged(parts);
       console.log(route(name, targets[0]!).title);
-      for (const t of targets) console.log(`  ${t.name.padEnd(10)} ${fmt(results[t.name]!)}  cpu ${results[t.name]!.cpuUs.toFixed(0).padStart(4)} µs/req`);
+      // On PostgreSQL also the CPU its backends spent for the server's requests (same cores).
+      const db = (m: Measured) => (dialect === 'postgresql' ? `  db ${m.dbUs.toFixed(0).padStart(4)} µs/req` : '');
+      for (const t of targets) console.log(`  ${t.name.padEnd(10)} ${fmt(results[t.name]!)}  cpu ${results[t.name]!.cpuUs.toFixed(0).padStart(4)} µs/req${db(results[t.name]!)}`);
       if (results.bare && results.chaingate) {
         console.log(`  ratio      ${(results.chaingate.rps / results.bare.rps).toFixed(2)}x   cpu per request ${(results.bare.cpuUs / results.chaingate.cpuUs).toFixed(2)}x`);
         console.log(`  answers    ${answerDifference(targets, name)}`);
       }
       if (results.limited && results.chaingate) {
-        console.log(`  limiter    ${(results.limited.rps / results.chaingate.rps).toFixed(2)}x of chaingate without limits   cpu per request ${(results.chaingate.cpuUs / results.limited.cpuUs).toFixed(2)}x`);
+        const { chaingate, limited } = results;
+        const withDb = dialect === 'postgresql' ? `   serve + db cpu ${((chaingate.cpuUs + chaingate.dbUs) / (limited.cpuUs + limited.dbUs)).toFixed(2)}x` : '';
+        console.log(`  limiter    ${(limited.rps / chaingate.rps).toFixed(2)}x of chaingate without limits   cpu per request ${(chaingate.cpuUs / limited.cpuUs).toFixed(2)}x${withDb}`);
       }
     }
   } finally {

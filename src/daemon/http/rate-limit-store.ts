@@ -1,7 +1,8 @@
 import type { Database } from '../../db/orm.ts';
 import { pgStatement } from '../../db/raw-sql.ts';
 import type { Logger } from '../../logger.ts';
-import { memoryCounters, type RateLimitConfig, type RateLimitCounters, type RouteWindow, type Taken, type WindowLimit } from './rate-limit.ts';
+import type { RateLimitConfig, RateLimitCounters, RouteWindow, Taken, WindowLimit } from './rate-limit.ts';
+import { memoryCounters } from './rate-limit-memory.ts';
 
 // The rate-limit counters every `serve` process on one PostgreSQL database shares
 // (docs/rate-limits.md#several-serve-processes), in two unlogged tables of their own
@@ -114,7 +115,6 @@ export interface SharedRateLimitStoreOptions {
 
 /** The counters of both layers in the PostgreSQL database, shared by every `serve` process on it. */
 export class SharedRateLimitStore implements RateLimitCounters {
-  readonly countsRoutes = true;
   private next = emptyBatch();
   private running: Batch | null = null;
   private scheduled = false;
@@ -202,6 +202,16 @@ export class SharedRateLimitStore implements RateLimitCounters {
     for (const [client, entries] of batch.clients) {
       const row = granted.get(client)!;
       const waitMs = Math.max(1, Number(row.wait ?? 0));
+      if (entries.length === 1) {
+        // One request (the common case): its window's count is its place.
+        const e = entries[0]!;
+        const window = e.route ? windows.get(`${e.route.name} ${client}`) : undefined;
+        if (row.n < 1) e.resolve({ waitMs });
+        else if (!e.route) e.resolve(ALLOWED);
+        else if (!window) e.resolve(UNDECIDED);
+        else e.resolve({ waitMs: 0, route: { current: window.n, ttl: Math.max(0, Number(window.wait)) } });
+        continue;
+      }
       // The passing requests of each route window, to give each its own place in the window's count.
       const passing = new Map<string, number>();
       for (let i = 0; i < row.n && i < entries.length; i++) {

@@ -1,16 +1,18 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import fastifyRateLimit, { normalizeIP } from '@fastify/rate-limit';
+import { normalizeIP } from '@fastify/rate-limit';
 import type { Config } from '../../config/schema.ts';
 import { GatewayError } from '../../domain/errors.ts';
 
 // Rate limits (spec "Limits"; docs/rate-limits.md). Two layers, both keyed by the client IP as
 // Fastify sees it (req.ip: X-Forwarded-For counts only with server.trustProxy), IPv6 grouped by /64:
-//  - per route of the checkout API: @fastify/rate-limit, one fixed window per route and IP;
+//  - per route of the checkout API: one fixed window per route and IP, counted as
+//    @fastify/rate-limit counts them (same headers and 429);
 //  - service-wide, across every route of the daemon: two sliding windows (burst and sustained),
-//    both of which must allow a request. @fastify/rate-limit keeps one limit per route, so these
-//    are a small counter of our own in a root onRequest hook.
-// Where the counters live is a RateLimitCounters: this process's memory (SQLite, one process), or
-// the PostgreSQL database every serve process shares (rate-limit-store.ts).
+//    both of which must allow a request.
+// Both are taken in one step in one root onRequest hook, from a RateLimitCounters: this process's
+// memory (SQLite, one process; rate-limit-memory.ts), or the PostgreSQL database every serve
+// process shares (rate-limit-store.ts). The checkout scope's hook only answers a route's 429, after
+// its CORS headers.
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -27,15 +29,12 @@ export interface WindowLimit {
   windowMs: number;
 }
 
-/** Distinct clients tracked at once; the least recently seen are forgotten beyond this. */
-const MAX_TRACKED_CLIENTS = 100_000;
-
-/** A route's own limit, as the route's config carries it when the counters count route windows. */
+/** A route's own limit, as the route's config carries it. */
 export interface RouteWindow extends WindowLimit {
   name: RouteLimitName;
 }
 
-/** What @fastify/rate-limit's stores answer: the requests counted in the window, this one included, and the ms until it resets. */
+/** A route window's count: the requests counted in the window, this one included, and the ms until it resets. */
 export interface WindowCount {
   current: number;
   ttl: number;
@@ -50,37 +49,30 @@ export interface Taken {
 /** Where both layers of limits count. */
 export interface RateLimitCounters {
   /**
-   * Takes one request of client `key` from the service-wide buckets and, when `route` is given, counts
-   * it in that route's window (in the same step, refused or not). Never rejects.
+   * Takes one request of client `key` from the service-wide buckets and, when they allow it and
+   * `route` is given, counts it in that route's window (refused there or not). Never rejects.
    */
   take(key: string, route: RouteWindow | null): Taken | Promise<Taken>;
-  /** True: `take` counts the route windows; false: @fastify/rate-limit counts them in this process's memory. */
-  readonly countsRoutes: boolean;
   close(): void;
-}
-
-const ALLOWED: Taken = Object.freeze({ waitMs: 0 });
-
-/** Counters in this process's memory: exact for one process, N times each budget for N processes. */
-export function memoryCounters(config: RateLimitConfig): RateLimitCounters {
-  const { burst, sustained } = config.serviceWide;
-  const limiter = new SlidingWindowLimiter([burst, sustained]);
-  const timer = setInterval(() => limiter.sweep(), Math.max(burst.windowMs, sustained.windowMs));
-  timer.unref();
-  return {
-    take: (key) => {
-      const waitMs = limiter.take(key);
-      return waitMs === 0 ? ALLOWED : { waitMs };
-    },
-    countsRoutes: false,
-    close: () => clearInterval(timer),
-  };
 }
 
 /** The client key both layers use: req.ip (trustProxy applied), an IPv6 address reduced to its /64. */
 export function clientKey(req: FastifyRequest): string {
-  return normalizeIP(req.ip);
+  const ip = req.ip ?? '';
+  // Only an address with a colon can be IPv6: others are normalizeIP's identity (lower-cased).
+  if (!ip.includes(':')) return ip.toLowerCase();
+  let key = ipv6Keys.get(ip);
+  if (key === undefined) {
+    key = normalizeIP(ip);
+    if (ipv6Keys.size >= IPV6_KEYS_CACHED) ipv6Keys.clear();
+    ipv6Keys.set(ip, key);
+  }
+  return key;
 }
+
+/** normalizeIP parses an IPv6 address twice (ip-address): its answers are kept, a bounded number. */
+const ipv6Keys = new Map<string, string>();
+const IPV6_KEYS_CACHED = 10_000;
 
 export function rateLimitedError(retryAfterSeconds: number, what: string): GatewayError {
   return new GatewayError('RATE_LIMITED', `Too many requests (${what}); retry in ${retryAfterSeconds} s`, {
@@ -89,77 +81,19 @@ export function rateLimitedError(retryAfterSeconds: number, what: string): Gatew
 }
 
 /**
- * Exact sliding windows: a request is allowed when, for every limit, fewer than `max` allowed
- * requests fall in the last `windowMs`. Each key keeps a ring of its last `max` allowed timestamps
- * per limit, so the check is O(1) and memory per client is bounded by the sum of the maxima.
- * Refused requests are not recorded: a client that backs off regains its budget.
+ * A gateway request whose service-wide charge waits for its signature check. It holds the client
+ * key, not the request: a WeakMap value that reaches its request kept the connection's later
+ * requests alive through scavenges (docs/rate-limits.md#cost).
  */
-export class SlidingWindowLimiter {
-  private readonly clients = new Map<string, Ring[]>();
-  private readonly longestWindowMs: number;
-
-  constructor(
-    private readonly limits: readonly WindowLimit[],
-    private readonly maxClients = MAX_TRACKED_CLIENTS,
-  ) {
-    this.longestWindowMs = Math.max(...limits.map((l) => l.windowMs));
-  }
-
-  /** Records the request and returns 0 when every limit allows it, else the ms until one does. */
-  take(key: string, now = Date.now()): number {
-    let rings = this.clients.get(key);
-    if (rings) this.clients.delete(key); // re-inserted below: Map order doubles as recency order
-    else rings = this.limits.map((l) => ({ times: new Float64Array(l.max), next: 0, size: 0 }));
-    this.clients.set(key, rings);
-    if (this.clients.size > this.maxClients) this.clients.delete(this.clients.keys().next().value!);
-
-    let waitMs = 0;
-    this.limits.forEach((limit, i) => {
-      const ring = rings[i]!;
-      if (ring.size < limit.max) return;
-      const oldest = ring.times[ring.next]!; // full ring: the slot about to be overwritten is the oldest
-      const freeAt = oldest + limit.windowMs;
-      if (freeAt > now) waitMs = Math.max(waitMs, freeAt - now);
-    });
-    if (waitMs > 0) return waitMs;
-    this.limits.forEach((limit, i) => {
-      const ring = rings[i]!;
-      ring.times[ring.next] = now;
-      ring.next = (ring.next + 1) % limit.max;
-      ring.size = Math.min(ring.size + 1, limit.max);
-    });
-    return 0;
-  }
-
-  /** Forgets clients with nothing inside any window (called periodically). */
-  sweep(now = Date.now()): void {
-    for (const [key, rings] of this.clients) {
-      const newest = Math.max(...rings.map((r, i) => (r.size ? r.times[(r.next - 1 + this.limits[i]!.max) % this.limits[i]!.max]! : 0)));
-      if (newest + this.longestWindowMs <= now) this.clients.delete(key);
-    }
-  }
-
-  get trackedClients(): number {
-    return this.clients.size;
-  }
-}
-
-interface Ring {
-  times: Float64Array;
-  next: number;
-  size: number;
-}
-
-/** A gateway request whose service-wide charge waits for its signature check. */
 interface Deferred {
-  /** Takes one request from the buckets; the ms to wait when they are full (0: allowed). */
-  charge(): Taken | Promise<Taken>;
+  counters: RateLimitCounters;
+  key: string;
   charged: boolean;
   verified: boolean;
 }
 const deferred = new WeakMap<FastifyRequest, Deferred>();
-/** A request's count in its route's window, taken with its service-wide charge (shared counters). */
-const routeCounts = new WeakMap<FastifyRequest, WindowCount>();
+/** The seconds to wait of a request its route's window refused, for the route scope's hook to answer. */
+const routeRefusals = new WeakMap<FastifyRequest, number>();
 
 /** The gateway verified this request's signature: it stays outside the service-wide buckets. */
 export function markSignatureVerified(req: FastifyRequest): void {
@@ -178,7 +112,7 @@ export function chargeRefusedRequest(req: FastifyRequest): Promise<void> | undef
   const refuse = (taken: Taken) => {
     if (taken.waitMs > 0) throw limitedError(req, taken.waitMs);
   };
-  const taken = d.charge();
+  const taken = d.counters.take(d.key, null);
   if (taken instanceof Promise) return taken.then(refuse);
   refuse(taken);
 }
@@ -192,7 +126,8 @@ function limitedError(req: FastifyRequest, waitMs: number): GatewayError {
 }
 
 /**
- * The two service-wide buckets, on every route of `app` (the root instance). No-op when disabled.
+ * Both layers of limits, on every route of `app` (the root instance): the service-wide buckets, and
+ * the window of a route whose config carries one (registerRouteLimits). No-op when disabled.
  * With `serviceWide.gateway` false, signed /api/v1 requests of active merchant points are exempt:
  *  - only a key the gateway's merchant cache already holds as active (`isTrustedKey`, no database
  *    query) defers the charge; every other request, unknown keys included, is counted first;
@@ -210,77 +145,67 @@ export function registerServiceWideLimits(
   if (!config.enabled || !counters) return;
   app.decorate('rateLimitCounters', counters);
   app.addHook('onClose', async () => counters.close());
-  // Callback-style hooks: no promise of their own when the counters answer at once (memory).
-  app.addHook('onRequest', (req, _reply, done) => {
+  // A callback-style hook: no promise of its own when the counters answer at once (memory).
+  app.addHook('onRequest', (req, reply, done) => {
     // Signed merchant back ends are not throttled by the buyer-facing buckets unless asked to be.
     if (!config.serviceWide.gateway && (req.url === '/api/v1' || req.url.startsWith('/api/v1/'))) {
       const key = req.headers['x-api-key'];
       // Deferred only on a matched route, where the gateway checks the signature (not a 404).
       if (typeof key === 'string' && key.length <= 128 && req.routeOptions.url !== undefined && isTrustedKey(key)) {
-        deferred.set(req, { charge: () => counters.take(clientKey(req), null), charged: false, verified: false });
+        const d: Deferred = { counters, key: clientKey(req), charged: false, verified: false };
+        deferred.set(req, d);
+        // When the answer has gone (or the connection with it), without an onResponse hook on every request.
+        reply.raw.once('close', () => {
+          if (d.charged || d.verified) return;
+          d.charged = true;
+          void counters.take(d.key, null);
+        });
         done();
         return;
       }
     }
-    // A shared store counts the route's window in the same round trip; the route's hook reads the count.
-    const route = counters.countsRoutes ? ((req.routeOptions.config as { routeWindow?: RouteWindow } | undefined)?.routeWindow ?? null) : null;
+    const route = (req.routeOptions.config as RouteLimitConfig | undefined)?.routeWindow ?? null;
     const taken = counters.take(clientKey(req), route);
-    if (taken instanceof Promise) taken.then((t) => done(refusal(req, t)), done);
-    else done(refusal(req, taken));
-  });
-  app.addHook('onResponse', (req, _reply, done) => {
-    const d = deferred.get(req);
-    if (d && !d.charged && !d.verified) {
-      d.charged = true;
-      void d.charge();
-    }
-    done();
+    if (taken instanceof Promise) answerLater(taken, req, reply, route, done);
+    else done(answer(req, reply, taken, route));
   });
 }
 
-/** Keeps the request's route count for its route's hook; the 429 when the buckets are full. */
-function refusal(req: FastifyRequest, taken: Taken): GatewayError | undefined {
-  if (taken.route) routeCounts.set(req, taken.route);
-  return taken.waitMs > 0 ? limitedError(req, taken.waitMs) : undefined;
+/** Apart from the hook, so that a hook answered at once makes no closure. */
+function answerLater(taken: Promise<Taken>, req: FastifyRequest, reply: FastifyReply, route: RouteWindow | null, done: (err?: Error) => void): void {
+  taken.then((t) => done(answer(req, reply, t, route)), done);
+}
+
+/** The route config of a limited route (registerRouteLimits). */
+interface RouteLimitConfig {
+  routeWindow?: RouteWindow;
+}
+
+/**
+ * The 429 when the buckets are full; else the route window's headers, as @fastify/rate-limit sends
+ * them, and its refusal kept for the route scope's hook.
+ */
+function answer(req: FastifyRequest, reply: FastifyReply, taken: Taken, route: RouteWindow | null): GatewayError | undefined {
+  if (taken.waitMs > 0) return limitedError(req, taken.waitMs);
+  const count = taken.route;
+  if (route === null || count === undefined) return undefined;
+  const resetSeconds = Math.ceil(count.ttl / 1000);
+  reply.header('x-ratelimit-limit', route.max).header('x-ratelimit-remaining', route.max > count.current ? route.max - count.current : 0).header('x-ratelimit-reset', resetSeconds);
+  if (count.current > route.max) routeRefusals.set(req, Math.max(1, resetSeconds));
+  return undefined;
 }
 
 /**
  * The per-route limits in `scope` (routes opt in): returns the route config for a named limit, to
- * pass as a route's `config`. Disabled: nothing is registered and every config is empty. With
- * counters that count route windows (shared), a hook of this scope answers from the count taken
- * with the service-wide charge; else @fastify/rate-limit counts in memory.
+ * pass as a route's `config`; the root hook counts the window. Disabled: every config is empty.
+ * A hook of this scope answers a refused request, once the scope's earlier hooks (CORS) have run.
  */
-export async function registerRouteLimits(
-  scope: FastifyInstance,
-  config: RateLimitConfig,
-): Promise<(name: RouteLimitName) => Record<string, unknown>> {
-  if (!config.enabled) return () => ({});
-  if (scope.rateLimitCounters?.countsRoutes) {
-    scope.addHook('onRequest', answerRouteCount);
-    return (name) => ({ routeWindow: { name, ...config.routes[name] } satisfies RouteWindow });
-  }
-  await scope.register(fastifyRateLimit, {
-    global: false,
-    hook: 'onRequest',
-    keyGenerator: clientKey,
-    cache: 10_000,
-    errorResponseBuilder: (_req, ctx) => rateLimitedError(Math.max(1, Math.ceil(ctx.ttl / 1000)), 'route limit'),
+export function registerRouteLimits(scope: FastifyInstance, config: RateLimitConfig): (name: RouteLimitName) => Record<string, unknown> {
+  if (!config.enabled || !scope.rateLimitCounters) return () => ({});
+  scope.addHook('onRequest', (req, _reply, done) => {
+    const seconds = routeRefusals.get(req);
+    done(seconds === undefined ? undefined : rateLimitedError(seconds, 'route limit'));
   });
-  return (name) => {
-    const { max, windowMs } = config.routes[name];
-    return { rateLimit: { max, timeWindow: windowMs, cache: 10_000 } };
-  };
+  return (name) => ({ routeWindow: { name, ...config.routes[name] } satisfies RouteWindow });
 }
 
-/** The headers and the 429 of a route limit, as @fastify/rate-limit gives them, from the count taken in the root hook. */
-function answerRouteCount(req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
-  const count = routeCounts.get(req);
-  const limit = (req.routeOptions.config as { routeWindow?: RouteWindow } | undefined)?.routeWindow;
-  if (!count || !limit) {
-    done();
-    return;
-  }
-  const resetSeconds = Math.ceil(count.ttl / 1000);
-  reply.header('X-RateLimit-Limit', limit.max).header('X-RateLimit-Remaining', Math.max(0, limit.max - count.current)).header('X-RateLimit-Reset', resetSeconds);
-  done(count.current > limit.max ? rateLimitedError(Math.max(1, resetSeconds), 'route limit') : undefined);
-}
