@@ -9,7 +9,7 @@ import { isLivePayment } from '../domain/lifecycle.ts';
 import { formatUnits, isDecimalString, parseUnits } from '../domain/money.ts';
 import type { RefundAsk, SweepCandidate, SweepPlan } from '../families/sweep.ts';
 import { planId, writePlanFile } from './plan-file.ts';
-import { checkedAddress, planRecord, sweepNetwork } from './plan-sweep.ts';
+import { checkedAddress, planHeader, planRecord, sweepNetwork } from './plan-sweep.ts';
 
 // `chaingate refund plan` (docs/refunds.md): how much of a payment may go back, from where, and
 // a refund plan (kind "refund") built by the chain family's sweep planner, which `sweep sign`
@@ -98,15 +98,7 @@ export async function planRefund(common: Common, input: PlanRefundInput, now = n
   const planned = await planner.plan({ network, config: common.config, log: common.log, candidates: [candidate], to, feePayer, min: {}, refund: ask });
   if (planned.transactions.length === 0) throw new UsageError(`the ${network.chain} planner found nothing to send from ${candidate.address}: ${planned.skipped.map((s) => s.reason).join('; ') || 'no reason given'}`);
   const body: Omit<SweepPlan, 'id'> = {
-    format: 'chaingate-sweep-plan/1',
-    kind: 'refund',
-    chain: network.chain,
-    family: network.family,
-    network: network.network,
-    testnet: network.testnet,
-    to,
-    feePayer,
-    createdAt: now.toISOString(),
+    ...planHeader(network, 'refund', to, feePayer, now),
     refund: { paymentId: payment.id, symbol: ask.symbol, token: ask.token, decimals: ask.decimals, amount: amount.toString() },
     deposits: planned.deposits,
     skipped: planned.skipped,

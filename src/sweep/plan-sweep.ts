@@ -22,7 +22,6 @@ export interface PlanSweepInput {
   accountKey: string | null;
   masterFingerprint: string | null;
   out: string;
-  kind?: 'sweep' | 'refund';
 }
 
 export type PlanSweepResult = { written: true; plan: SweepPlan } | { written: false; plan: SweepPlan; reason: string };
@@ -34,6 +33,11 @@ export function sweepNetwork(common: Pick<Common, 'config'>, chain: string, test
   const family = FAMILIES[network.family];
   if (!family.sweep) throw new UsageError(`sweeps are not yet supported on ${chain}`);
   return { network, family: family as ChainFamilyAdapter & { sweep: NonNullable<ChainFamilyAdapter['sweep']> } };
+}
+
+/** The fields every plan file starts with, sweep or refund. */
+export function planHeader(network: ResolvedNetwork, kind: SweepPlan['kind'], to: string, feePayer: string | null, now: Date): Omit<SweepPlan, 'id' | 'deposits' | 'skipped' | 'transactions'> {
+  return { format: 'chaingate-sweep-plan/1', kind, chain: network.chain, family: network.family, network: network.network, testnet: network.testnet, to, feePayer, createdAt: now.toISOString() };
 }
 
 /** The database's record of a plan (its whole file as the body). */
@@ -79,17 +83,7 @@ export async function planSweep(common: Common, input: PlanSweepInput, now = new
   if (await isPoolAddress(em, pool, to)) {
     throw new UsageError(`--to is an address of the ${network.chain} deposit pool: sweep to a cold wallet address outside the pool`);
   }
-  const base: Omit<SweepPlan, 'id' | 'deposits' | 'skipped' | 'transactions'> = {
-    format: 'chaingate-sweep-plan/1',
-    kind: input.kind ?? 'sweep',
-    chain: network.chain,
-    family: network.family,
-    network: network.network,
-    testnet: network.testnet,
-    to,
-    feePayer,
-    createdAt: now.toISOString(),
-  };
+  const base = planHeader(network, 'sweep', to, feePayer, now);
   const planner = await family.sweep.planner();
   const planned =
     candidates.length === 0
