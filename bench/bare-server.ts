@@ -13,7 +13,7 @@ import { createSecretBox } from '../src/domain/secret-box.ts';
 import { newId } from '../src/domain/ids.ts';
 import { formatReferenceId, referenceDay } from '../src/domain/reference-id.ts';
 import { priceInvoice } from '../src/domain/pricing.ts';
-import { paymentUri } from '../src/daemon/http/checkout/payment-uri.ts';
+import { paymentUri } from '../src/http/checkout/payment-uri.ts';
 import { createPeggedRateSource, createStaticRateSource, DEFAULT_PEGS } from '../src/domain/rate-source.ts';
 
 const [url, masterKey] = process.argv.slice(2) as [string, string];
@@ -57,14 +57,14 @@ interface CreateBody {
   expiresInMinutes?: number;
 }
 
-/** chaingate's status-poll statement (src/db/payments.ts), with `?` for SQLite and $n for PostgreSQL. */
+/** chaingate's status-poll statement (src/store/payments.ts), with `?` for SQLite and $n for PostgreSQL. */
 const PAYMENT_STATUS_SQL = `select p.id, p.reference_id, p.status, p.payment_type, p.method, p.blockchain, p.network, p.is_testnet, p.crypto_currency,
     p.decimals, p.token_address, p.amount, p.address, p.confirmations, p.required_confirmations, p.transaction_hash, p.contract_address,
     p.external_id, p.external_id_uuid, p.expires_at, p.created_at, p.completed_at,
     case when p.status = 'PENDING' and p.expires_at <= ? then 1 else 0 end as due
   from payment p where p.id = ?`;
 /**
- * chaingate's public invoice read (src/db/invoices.ts PUBLIC_SNAPSHOT_SQL): the merchant's choices
+ * chaingate's public invoice read (src/store/invoices.ts PUBLIC_SNAPSHOT_SQL): the merchant's choices
  * for the offer and the `due` flag of the expiry rules (an invoice past its window reads EXPIRED).
  */
 const PUBLIC_INVOICE_SQL = `select i.id, i.reference_id, i.merchant_id, i.amount, i.currency, i.description, i.status, i.customer_email, i.customer_name,
@@ -106,8 +106,8 @@ function sqliteStore(path: string): Store {
   const db = new BetterSqlite3(path);
   db.pragma('journal_mode = wal');
   db.pragma('busy_timeout = 10000');
-  db.pragma('synchronous = full'); // durable commits, as chaingate's (src/db/orm.ts)
-  // chaingate's page cache (src/db/orm.ts PAGE_CACHE_KIB; better-sqlite3's own default is 16 MB),
+  db.pragma('synchronous = full'); // durable commits, as chaingate's (src/store/orm.ts)
+  // chaingate's page cache (src/store/orm.ts PAGE_CACHE_KIB; better-sqlite3's own default is 16 MB),
   // so the two servers differ in code, not in database settings.
   db.pragma('cache_size = -2000');
   const s = {

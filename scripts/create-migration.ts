@@ -6,8 +6,8 @@ import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { migrate } from '../src/db/migrate.ts';
-import { openDatabase } from '../src/db/orm.ts';
+import { migrate } from '../src/store/migrate.ts';
+import { openDatabase } from '../src/store/orm.ts';
 
 const name = process.argv[2];
 const sqliteFile = join(tmpdir(), `chaingate-migration-${process.pid}.db`);

@@ -8,9 +8,9 @@ import { sqlitePath } from '../src/config/database-url.ts';
 import { openCommon } from '../src/cli/context.ts';
 import { deriveAddresses } from '../src/families/derive.ts';
 import { getNetwork} from '../src/chains/registry.ts';
-import { createInvoice } from '../src/db/invoices.ts';
-import { createMerchant } from '../src/db/merchants.ts';
-import { addToPool } from '../src/db/wallet-pool.ts';
+import { createInvoice } from '../src/store/invoices.ts';
+import { createMerchant } from '../src/store/merchants.ts';
+import { addToPool } from '../src/store/wallet-pool.ts';
 import { resolveChains } from '../src/families/families.ts';
 
 const url = process.env.CHAINGATE_DATABASE_URL ?? 'sqlite:./data/demo.db';

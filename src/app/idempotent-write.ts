@@ -1,8 +1,8 @@
 import { GatewayError } from '../domain/errors.ts';
-import type { Executor } from '../db/executor.ts';
-import { completeKey } from '../db/lifecycle.ts';
-import { claimKey, existingKey, isUniqueViolation, StaleMerchantError, type ClaimInput } from '../db/idempotency.ts';
-import type { Database } from '../db/orm.ts';
+import type { Executor } from '../store/executor.ts';
+import { completeKey } from '../store/lifecycle.ts';
+import { claimKey, existingKey, isUniqueViolation, StaleMerchantError, type ClaimInput } from '../store/idempotency.ts';
+import type { Database } from '../store/orm.ts';
 
 // The merchant gateway's idempotent write (spec rule 4), the one protocol every write route uses:
 // the key's claim, the work and the stored answer commit in one transaction, so a crash leaves the

@@ -1,5 +1,5 @@
 import type { Config } from '../config/schema.ts';
-import { resolveAllowed, type Resolver, SsrfError, systemResolver } from '../daemon/webhooks/ssrf-guard.ts';
+import { resolveAllowed, type Resolver, SsrfError, systemResolver } from '../webhooks/ssrf-guard.ts';
 import { UsageError } from '../domain/errors.ts';
 
 const RESOLVE_TIMEOUT_MS = 5000;

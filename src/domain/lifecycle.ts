@@ -1,5 +1,5 @@
 // The payment and invoice lifecycles: which status may move to which, on what fact, with which
-// event. Pure data and functions; src/db applies them with conditional updates
+// event. Pure data and functions; src/store applies them with conditional updates
 // (`where status in (from)`), so racing writers can never double-apply a transition.
 
 export const PAYMENT_STATUSES = ['PENDING', 'PROCESSING', 'CONFIRMING', 'COMPLETED', 'FAILED', 'EXPIRED', 'REFUNDED'] as const;

@@ -1,5 +1,5 @@
 // The life of one sweep transaction (docs/sweeps.md): which status may move to which, on what fact.
-// Pure data; src/db/sweeps.ts applies a fact with one conditional update (`where status in (from)`),
+// Pure data; src/store/sweeps.ts applies a fact with one conditional update (`where status in (from)`),
 // the only write of the status column, so two broadcasts racing can never both move a transaction.
 
 export const SWEEP_TX_STATUSES = ['SIGNED', 'SENT', 'FINAL', 'FAILED'] as const;

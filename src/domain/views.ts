@@ -2,7 +2,7 @@ import type { InvoiceStatus, PaymentStatus } from './lifecycle.ts';
 import { formatUnits } from './money.ts';
 
 // The fields the views read, as plain shapes: the stored entities satisfy them, and the domain
-// depends on nothing in src/db.
+// depends on nothing in src/store.
 type Nullable<T> = T | null | undefined;
 
 export interface InvoiceRecord {
@@ -149,7 +149,7 @@ export function paymentEventData(p: Payment, invoice: Pick<Invoice, 'id' | 'refe
   };
 }
 
-/** The fields of a refund its view reads (src/db/refunds.ts RefundRow satisfies it). */
+/** The fields of a refund its view reads (src/store/refunds.ts RefundRow satisfies it). */
 export interface RefundFacts {
   id: string;
   state: 'PLANNED' | 'PENDING' | 'CONFIRMED' | 'FAILED';

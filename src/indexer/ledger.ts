@@ -1,6 +1,6 @@
-import { IndexerCursor } from '../db/entities/indexer-cursor.entity.ts';
-import { Payment } from '../db/entities/payment.entity.ts';
-import type { Executor } from '../db/executor.ts';
+import { IndexerCursor } from '../store/entities/indexer-cursor.entity.ts';
+import { Payment } from '../store/entities/payment.entity.ts';
+import type { Executor } from '../store/executor.ts';
 import {
   cursorRow,
   dropBlocksAbove,
@@ -13,11 +13,11 @@ import {
   storedBlockTime,
   transfersAtHeights,
   type CursorRow,
-} from '../db/ledger-rows.ts';
-import type { Database } from '../db/orm.ts';
-import { applyDepth, failPayment, recomputeCredit, type DepthContext } from '../db/payment-transitions.ts';
-import { paymentById, type StoredPayment } from '../db/records.ts';
-import { emitPaymentEvent, markReorged, recordTransfer } from '../db/lifecycle.ts';
+} from '../store/ledger-rows.ts';
+import type { Database } from '../store/orm.ts';
+import { applyDepth, failPayment, recomputeCredit, type DepthContext } from '../store/payment-transitions.ts';
+import { paymentById, type StoredPayment } from '../store/records.ts';
+import { emitPaymentEvent, markReorged, recordTransfer } from '../store/lifecycle.ts';
 import { classifyTransfer, IN_FLIGHT_PAYMENT_STATUSES, isInFlight, type Classification } from '../domain/lifecycle.ts';
 import { formatUnits } from '../domain/money.ts';
 import type { BlockRef, SeenTransfer } from '../families/source.ts';

@@ -1,7 +1,7 @@
-import { IndexedBlock } from '../db/entities/indexed-block.entity.ts';
-import { placeCursor, recordFailure, recordHead, releaseLease, takeLease, takeOverLease, type CursorPlacement } from '../db/indexer-cursor.ts';
-import type { Database } from '../db/orm.ts';
-import { NO_BLOCK_YET } from '../db/entities/indexer-cursor.entity.ts';
+import { IndexedBlock } from '../store/entities/indexed-block.entity.ts';
+import { placeCursor, recordFailure, recordHead, releaseLease, takeLease, takeOverLease, type CursorPlacement } from '../store/indexer-cursor.ts';
+import type { Database } from '../store/orm.ts';
+import { NO_BLOCK_YET } from '../store/entities/indexer-cursor.entity.ts';
 import type { Logger } from '../logger.ts';
 import { leaseOwnerId, ownerIsGone } from './lease-owner.ts';
 import { applyFinality, applyRange, DeepReorgError, hasInFlight, LeaseLostError, readCursor, rollbackTo, type ChainKey } from './ledger.ts';

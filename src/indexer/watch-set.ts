@@ -1,5 +1,5 @@
-import { Payment } from '../db/entities/payment.entity.ts';
-import type { Database } from '../db/orm.ts';
+import { Payment } from '../store/entities/payment.entity.ts';
+import type { Database } from '../store/orm.ts';
 import { LIVE_PAYMENT_STATUSES, type PaymentStatus } from '../domain/lifecycle.ts';
 import type { Logger } from '../logger.ts';
 import type { ChainKey } from './ledger.ts';

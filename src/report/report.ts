@@ -1,7 +1,7 @@
 import { CHAIN_DEFAULTS } from '../chains/chain-defaults.ts';
 import type { ChainSlug } from '../chains/slugs.ts';
 import type { Common } from '../common.ts';
-import { paymentsCompleted, refundsConfirmed, sweepsFinal, uncreditedReceipts, type PaymentReceipt } from '../db/report-rows.ts';
+import { paymentsCompleted, refundsConfirmed, sweepsFinal, uncreditedReceipts, type PaymentReceipt } from '../store/report-rows.ts';
 import { UsageError } from '../domain/errors.ts';
 import { fiatExponent } from '../domain/fiat-currencies.ts';
 import { formatUnits, parseUnits } from '../domain/money.ts';

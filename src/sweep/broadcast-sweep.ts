@@ -1,11 +1,11 @@
 import type { Common } from '../common.ts';
-import type { SweepTx } from '../db/entities/sweep-tx.entity.ts';
-import { Payment } from '../db/entities/payment.entity.ts';
-import { applySweepFact, finalizeSweepTx } from '../db/lifecycle.ts';
-import { poolReader } from '../db/raw-sql.ts';
-import { receivedTotal, refundedTotals, refundsOfPayment } from '../db/refunds.ts';
+import type { SweepTx } from '../store/entities/sweep-tx.entity.ts';
+import { Payment } from '../store/entities/payment.entity.ts';
+import { applySweepFact, finalizeSweepTx } from '../store/lifecycle.ts';
+import { poolReader } from '../store/raw-sql.ts';
+import { receivedTotal, refundedTotals, refundsOfPayment } from '../store/refunds.ts';
 import { formatUnits } from '../domain/money.ts';
-import { findPlan, recordSignedTxs, txsOfPlan } from '../db/sweeps.ts';
+import { findPlan, recordSignedTxs, txsOfPlan } from '../store/sweeps.ts';
 import { UsageError } from '../domain/errors.ts';
 import type { FamilySweepSender, SignedSweep, SweepPlan } from '../families/sweep.ts';
 import { checkPlan, readPlanFile, readSignedFile } from './plan-file.ts';
@@ -13,7 +13,7 @@ import { sweepNetwork } from './plan-sweep.ts';
 
 // `chaingate sweep broadcast` (docs/sweeps.md#broadcast): every signed transaction is recorded
 // before the first is sent, then each is sent (unless the chain already has it) and followed to the
-// network's finality. Each state change goes through the sweep lifecycle (src/db/lifecycle.ts
+// network's finality. Each state change goes through the sweep lifecycle (src/store/lifecycle.ts
 // applySweepFact, one Database.write each). Running it again resumes: a final transaction is never
 // sent again, a pending one is only looked at, a refused one is tried again with the same bytes.
 

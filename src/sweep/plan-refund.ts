@@ -1,8 +1,8 @@
 import type { Common } from '../common.ts';
-import { Payment } from '../db/entities/payment.entity.ts';
-import { poolAddress, receivedTotal, recordRefund, refundedTotals, refundsOfPayment, sweepsOfAddress } from '../db/refunds.ts';
-import { poolReader } from '../db/raw-sql.ts';
-import { recordPlan } from '../db/sweeps.ts';
+import { Payment } from '../store/entities/payment.entity.ts';
+import { poolAddress, receivedTotal, recordRefund, refundedTotals, refundsOfPayment, sweepsOfAddress } from '../store/refunds.ts';
+import { poolReader } from '../store/raw-sql.ts';
+import { recordPlan } from '../store/sweeps.ts';
 import { UsageError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import { isLivePayment } from '../domain/lifecycle.ts';

@@ -1,6 +1,6 @@
 import { getNetwork, type ResolvedNetwork } from '../chains/registry.ts';
 import type { Common } from '../common.ts';
-import { isPoolAddress, type PlanRecord, recordPlan, sweepCandidates } from '../db/sweeps.ts';
+import { isPoolAddress, type PlanRecord, recordPlan, sweepCandidates } from '../store/sweeps.ts';
 import { InvalidAddressError, UsageError } from '../domain/errors.ts';
 import { isDecimalString, parseUnits } from '../domain/money.ts';
 import { FAMILIES, resolveChains, validateAddress } from '../families/families.ts';

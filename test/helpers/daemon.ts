@@ -1,11 +1,11 @@
 import { openCommon } from '../../src/cli/context.ts';
 import type { Common } from '../../src/common.ts';
-import { createMerchant } from '../../src/db/merchants.ts';
+import { createMerchant } from '../../src/store/merchants.ts';
 import { startDaemon, type Daemon } from '../../src/daemon/serve.ts';
-import { inTransaction } from '../../src/db/transaction.ts';
+import { inTransaction } from '../../src/store/transaction.ts';
 import { signRequest } from '../../src/sdk/sign-request.ts';
-import { WalletAddress } from '../../src/db/entities/wallet-address.entity.ts';
-import { IndexerCursor } from '../../src/db/entities/indexer-cursor.entity.ts';
+import { WalletAddress } from '../../src/store/entities/wallet-address.entity.ts';
+import { IndexerCursor } from '../../src/store/entities/indexer-cursor.entity.ts';
 import { getNetwork } from '../../src/chains/registry.ts';
 import { newId } from '../../src/domain/ids.ts';
 import { createTestDatabase, type DialectName } from './databases.ts';
@@ -75,7 +75,7 @@ export async function startTestDaemon(
     overrides: { ...TEST_DAEMON_DEFAULTS, ...overrides },
     skipMigrationCheck: true,
   });
-  const { migrate } = await import('../../src/db/migrate.ts');
+  const { migrate } = await import('../../src/store/migrate.ts');
   await migrate(common.db);
   const daemon = await startDaemon(common, { schedule: false });
   t.after(async () => {

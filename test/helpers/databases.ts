@@ -75,8 +75,8 @@ let migratedTemplate: Promise<string> | undefined;
  */
 function pgMigratedTemplate(): Promise<string> {
   migratedTemplate ??= (async () => {
-    const { openDatabase } = await import('../../src/db/orm.ts');
-    const { migrate } = await import('../../src/db/migrate.ts');
+    const { openDatabase } = await import('../../src/store/orm.ts');
+    const { migrate } = await import('../../src/store/migrate.ts');
     const name = `chaingate_tpl_${randomBytes(6).toString('hex')}`;
     await admin(`create database ${name}`);
     let dropped = false;
@@ -105,8 +105,8 @@ export async function createTestDatabase(dialect: DialectName, options: { migrat
     const dir = mkdtempSync(join(tmpdir(), 'chaingate-test-'));
     const url = `sqlite:${join(dir, 'test.db')}`;
     if (options.migrated) {
-      const { openDatabase } = await import('../../src/db/orm.ts');
-      const { migrate } = await import('../../src/db/migrate.ts');
+      const { openDatabase } = await import('../../src/store/orm.ts');
+      const { migrate } = await import('../../src/store/migrate.ts');
       const db = await openDatabase(url);
       await migrate(db);
       await db.close();
@@ -122,8 +122,8 @@ export const DIALECTS: DialectName[] = ['sqlite', 'postgresql'];
 
 /** A migrated database of the dialect, opened, and dropped again by t.after. */
 export async function openMigratedTestDatabase(t: { after(fn: () => Promise<void>): void }, dialect: DialectName) {
-  const { openDatabase } = await import('../../src/db/orm.ts');
-  const { migrate } = await import('../../src/db/migrate.ts');
+  const { openDatabase } = await import('../../src/store/orm.ts');
+  const { migrate } = await import('../../src/store/migrate.ts');
   const tdb = await createTestDatabase(dialect, { migrated: dialect === 'postgresql' });
   const db = await openDatabase(tdb.url);
   t.after(async () => {

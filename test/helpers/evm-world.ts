@@ -1,8 +1,8 @@
 import { Wallet, type Contract } from 'ethers';
-import { Invoice } from '../../src/db/entities/invoice.entity.ts';
-import { Payment } from '../../src/db/entities/payment.entity.ts';
-import { ObservedTransfer } from '../../src/db/entities/observed-transfer.entity.ts';
-import { checkoutInvoice } from '../../src/daemon/checkout.ts';
+import { Invoice } from '../../src/store/entities/invoice.entity.ts';
+import { Payment } from '../../src/store/entities/payment.entity.ts';
+import { ObservedTransfer } from '../../src/store/entities/observed-transfer.entity.ts';
+import { checkoutInvoice } from '../../src/app/checkout.ts';
 import { startTestDaemon, type TestDaemon } from './daemon.ts';
 import type { DialectName } from './databases.ts';
 import { deployFixtures, type EvmFixtures } from '../../src/devnet/evm-fixtures.ts';

@@ -1,5 +1,5 @@
-import { IndexerCursor } from '../../src/db/entities/indexer-cursor.entity.ts';
-import { openDatabase } from '../../src/db/orm.ts';
+import { IndexerCursor } from '../../src/store/entities/indexer-cursor.entity.ts';
+import { openDatabase } from '../../src/store/orm.ts';
 import { newId } from '../../src/domain/ids.ts';
 
 /**

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/sql';
-import { Invoice } from '../../src/db/entities/invoice.entity.ts';
-import { MerchantPoint } from '../../src/db/entities/merchant-point.entity.ts';
+import { Invoice } from '../../src/store/entities/invoice.entity.ts';
+import { MerchantPoint } from '../../src/store/entities/merchant-point.entity.ts';
 
 /** A PAID invoice row for tests that build a ledger by hand (its payments are the test's own); the caller flushes. */
 export function paidInvoice(em: EntityManager, merchantId: string, referenceId: string): Invoice {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { checkoutInvoice } from '../../src/daemon/checkout.ts';
-import { Payment } from '../../src/db/entities/payment.entity.ts';
+import { checkoutInvoice } from '../../src/app/checkout.ts';
+import { Payment } from '../../src/store/entities/payment.entity.ts';
 import { startTestDaemon, type TestDaemon } from './daemon.ts';
 import type { DialectName } from './databases.ts';
 import { spawnIndexer, waitFor, writeConfigFile, type IndexerProcess } from './indexer-process.ts';

@@ -1,8 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Invoice } from '../../src/db/entities/invoice.entity.ts';
-import { Payment } from '../../src/db/entities/payment.entity.ts';
-import { PAGE_CSP } from '../../src/daemon/http/page/plugin.ts';
+import { Invoice } from '../../src/store/entities/invoice.entity.ts';
+import { Payment } from '../../src/store/entities/payment.entity.ts';
+import { PAGE_CSP } from '../../src/http/page/plugin.ts';
 import { DIALECTS, skipUnless } from '../helpers/databases.ts';
 import { evmAddresses, startTestDaemon, type ApiResponse, type TestDaemon, type TestMerchant } from '../helpers/daemon.ts';
 

@@ -1,9 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Invoice } from '../../src/db/entities/invoice.entity.ts';
-import { MerchantPoint } from '../../src/db/entities/merchant-point.entity.ts';
-import { Payment } from '../../src/db/entities/payment.entity.ts';
-import { WalletAddress } from '../../src/db/entities/wallet-address.entity.ts';
+import { Invoice } from '../../src/store/entities/invoice.entity.ts';
+import { MerchantPoint } from '../../src/store/entities/merchant-point.entity.ts';
+import { Payment } from '../../src/store/entities/payment.entity.ts';
+import { WalletAddress } from '../../src/store/entities/wallet-address.entity.ts';
 import { externalIdFromUuid } from '../../src/domain/external-id.ts';
 import { DIALECTS, skipUnless } from '../helpers/databases.ts';
 import { evmAddresses, startTestDaemon, type TestDaemon, type TestMerchant } from '../helpers/daemon.ts';

@@ -4,9 +4,9 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { parseUnits, type Contract } from 'ethers';
-import { IndexerCursor } from '../../src/db/entities/indexer-cursor.entity.ts';
-import { Payment } from '../../src/db/entities/payment.entity.ts';
-import { WebhookEvent } from '../../src/db/entities/webhook-event.entity.ts';
+import { IndexerCursor } from '../../src/store/entities/indexer-cursor.entity.ts';
+import { Payment } from '../../src/store/entities/payment.entity.ts';
+import { WebhookEvent } from '../../src/store/entities/webhook-event.entity.ts';
 import { startEvmWorld, REQUIRED_CONFIRMATIONS } from '../helpers/evm-world.ts';
 import { waitFor } from '../helpers/indexer-process.ts';
 

@@ -1,8 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseUnits, type Contract } from 'ethers';
-import { IndexerCursor } from '../../src/db/entities/indexer-cursor.entity.ts';
-import { ObservedTransfer } from '../../src/db/entities/observed-transfer.entity.ts';
+import { IndexerCursor } from '../../src/store/entities/indexer-cursor.entity.ts';
+import { ObservedTransfer } from '../../src/store/entities/observed-transfer.entity.ts';
 import { startEvmChain, startEvmWorld, REQUIRED_CONFIRMATIONS, type EvmChain, type EvmWorld } from '../helpers/evm-world.ts';
 import { waitFor } from '../helpers/indexer-process.ts';
 import { startRpcProxy, type RpcProxy, type RpcProxyOptions } from '../helpers/rpc-proxy.ts';

@@ -1,10 +1,10 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { type Wallet, parseEther, parseUnits, type Contract } from 'ethers';
-import { WebhookEvent } from '../../src/db/entities/webhook-event.entity.ts';
-import { ObservedTransfer } from '../../src/db/entities/observed-transfer.entity.ts';
-import { Payment } from '../../src/db/entities/payment.entity.ts';
-import { sweepExpired } from '../../src/db/expiry.ts';
+import { WebhookEvent } from '../../src/store/entities/webhook-event.entity.ts';
+import { ObservedTransfer } from '../../src/store/entities/observed-transfer.entity.ts';
+import { Payment } from '../../src/store/entities/payment.entity.ts';
+import { sweepExpired } from '../../src/store/expiry.ts';
 import { runCli } from '../helpers/cli.ts';
 import { skipUnless } from '../helpers/databases.ts';
 import { startEvmWorld, REQUIRED_CONFIRMATIONS, type EvmWorld } from '../helpers/evm-world.ts';

@@ -1,11 +1,11 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, createHmac } from 'node:crypto';
-import { MerchantPoint } from '../../src/db/entities/merchant-point.entity.ts';
-import { Invoice } from '../../src/db/entities/invoice.entity.ts';
-import { IdempotencyRecord } from '../../src/db/entities/idempotency-record.entity.ts';
-import { purgeExpiredKeys } from '../../src/db/idempotency.ts';
-import { rotateSecret } from '../../src/db/merchants.ts';
+import { MerchantPoint } from '../../src/store/entities/merchant-point.entity.ts';
+import { Invoice } from '../../src/store/entities/invoice.entity.ts';
+import { IdempotencyRecord } from '../../src/store/entities/idempotency-record.entity.ts';
+import { purgeExpiredKeys } from '../../src/store/idempotency.ts';
+import { rotateSecret } from '../../src/store/merchants.ts';
 import { DIALECTS, skipUnless } from '../helpers/databases.ts';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.ts';
 

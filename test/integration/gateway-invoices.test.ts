@@ -2,10 +2,10 @@ import { describe, test } from 'node:test';
 import { createServer } from 'node:http';
 import { listenLocal } from '../helpers/local-server.ts';
 import assert from 'node:assert/strict';
-import { Invoice } from '../../src/db/entities/invoice.entity.ts';
-import { Payment } from '../../src/db/entities/payment.entity.ts';
-import { WalletAddress } from '../../src/db/entities/wallet-address.entity.ts';
-import { sweepExpired } from '../../src/db/expiry.ts';
+import { Invoice } from '../../src/store/entities/invoice.entity.ts';
+import { Payment } from '../../src/store/entities/payment.entity.ts';
+import { WalletAddress } from '../../src/store/entities/wallet-address.entity.ts';
+import { sweepExpired } from '../../src/store/expiry.ts';
 import { DIALECTS, skipUnless } from '../helpers/databases.ts';
 import { evmAddresses, startTestDaemon, type TestDaemon } from '../helpers/daemon.ts';
 

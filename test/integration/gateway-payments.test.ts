@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Payment } from '../../src/db/entities/payment.entity.ts';
+import { Payment } from '../../src/store/entities/payment.entity.ts';
 import { DIALECTS, skipUnless } from '../helpers/databases.ts';
 import { evmAddresses, startTestDaemon, type TestDaemon } from '../helpers/daemon.ts';
 

@@ -3,15 +3,15 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { connect } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
-import { Invoice } from '../../src/db/entities/invoice.entity.ts';
-import { MerchantPoint } from '../../src/db/entities/merchant-point.entity.ts';
+import { Invoice } from '../../src/store/entities/invoice.entity.ts';
+import { MerchantPoint } from '../../src/store/entities/merchant-point.entity.ts';
 import { runCli } from '../helpers/cli.ts';
 import { createTestDatabase, DIALECTS, skipUnless } from '../helpers/databases.ts';
 import { evmAddresses, startTestDaemon } from '../helpers/daemon.ts';
 import { writeConfigFile } from '../helpers/indexer-process.ts';
 import { listenLocal } from '../helpers/local-server.ts';
 import { spawnServe } from '../helpers/serve-process.ts';
-import { openDatabase } from '../../src/db/orm.ts';
+import { openDatabase } from '../../src/store/orm.ts';
 import { signRequest } from '../../src/sdk/sign-request.ts';
 
 // The hostile inputs a fuzzer found, each answered with a clear coded error, never a 500, a hang

@@ -1,9 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { IdempotencyRecord } from '../../src/db/entities/idempotency-record.entity.ts';
-import { Invoice } from '../../src/db/entities/invoice.entity.ts';
-import { openDatabase } from '../../src/db/orm.ts';
+import { IdempotencyRecord } from '../../src/store/entities/idempotency-record.entity.ts';
+import { Invoice } from '../../src/store/entities/invoice.entity.ts';
+import { openDatabase } from '../../src/store/orm.ts';
 import { signRequest } from '../../src/sdk/sign-request.ts';
 import { runCli } from '../helpers/cli.ts';
 import { createTestDatabase, DIALECTS, skipUnless } from '../helpers/databases.ts';

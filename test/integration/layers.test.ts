@@ -4,11 +4,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-// The layers run one way: cli -> daemon / indexer -> db -> config, and families -> chains -> domain.
-// The domain (pure rules) imports nothing from the layers above it; the chain registry (src/chains)
-// is data and imports no family; a family imports no process and no store; the store (src/db) and
-// the configuration nothing from the processes that use them; nothing outside src/cli imports
-// src/cli. No file reaches itself through its imports.
+// The layers run one way: cli -> daemon (the serve process) -> http / metrics -> app (use cases),
+// webhooks, indexer, sweep, report -> store -> config, and families -> chains -> domain. The domain
+// (pure rules) imports nothing but itself; the chain registry (src/chains) is data and imports no
+// family; a family imports no process, no use case and no store; the store and the configuration
+// nothing from the layers that use them; nothing outside src/cli imports src/cli. No file reaches
+// itself through its imports.
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
 
@@ -27,32 +28,37 @@ function crossings(from: string, forbidden: RegExp): string[] {
     .flatMap((f) => imports(f).filter((target) => forbidden.test(relative(SRC, target))).map((target) => `${relative(SRC, f)} -> ${relative(SRC, target)}`));
 }
 
-test('src/domain imports nothing from the layers above it', () => {
-  assert.deepEqual(crossings('domain', /^(chains|families|config|db|daemon|indexer|cli)\//), []);
+test('src/domain imports nothing but itself', () => {
+  assert.deepEqual(crossings('domain', /^(?!domain\/)/), []);
 });
 
 test('src/chains is data: it imports only the domain, never a chain family', () => {
   assert.deepEqual(crossings('chains', /^(?!chains\/|domain\/)/), []);
 });
 
-test('a chain family imports no store and no process', () => {
-  assert.deepEqual(crossings('families', /^(db|daemon|indexer|cli)\//), []);
+const PROCESSES = 'app|http|daemon|metrics|webhooks|indexer|sweep|report|cli';
+
+test('a chain family imports no store, no use case and no process', () => {
+  assert.deepEqual(crossings('families', new RegExp(`^(store|${PROCESSES})/`)), []);
 });
 
-test('only src/cli imports src/cli', () => {
+test('only src/cli imports src/cli, and only src/cli imports src/daemon', () => {
   const offending = sources(SRC)
     .filter((f) => !relative(SRC, f).startsWith('cli/') && !f.endsWith('.test.ts'))
-    .flatMap((f) => imports(f).filter((target) => relative(SRC, target).startsWith('cli/')).map((target) => `${relative(SRC, f)} -> ${relative(SRC, target)}`));
+    .flatMap((f) =>
+      imports(f)
+        .filter((target) => /^(cli|daemon)\//.test(relative(SRC, target)) && !relative(SRC, target).startsWith(relative(SRC, f).split('/')[0]!))
+        .map((target) => `${relative(SRC, f)} -> ${relative(SRC, target)}`),
+    );
   assert.deepEqual(offending, []);
 });
 
-test('src/db and src/config import nothing from daemon, indexer, families or cli; src/config nothing from db', () => {
-  const offending = [...sources(join(SRC, 'db')), ...sources(join(SRC, 'config'))].flatMap((f) =>
-    imports(f)
-      .filter((target) => /^(daemon|indexer|families|cli)\//.test(relative(SRC, target)) || (relative(SRC, f).startsWith('config/') && relative(SRC, target).startsWith('db/')))
-      .map((target) => `${relative(SRC, f)} -> ${relative(SRC, target)}`),
-  );
-  assert.deepEqual(offending, []);
+test('src/store and src/config import nothing from the layers above them; src/config nothing from the store', () => {
+  assert.deepEqual([...crossings('store', new RegExp(`^(families|${PROCESSES})/`)), ...crossings('config', new RegExp(`^(store|families|${PROCESSES})/`))], []);
+});
+
+test('use cases, webhooks, indexer, sweeps and reports import no route, no process and no command', () => {
+  for (const folder of ['app', 'webhooks', 'indexer', 'sweep', 'report']) assert.deepEqual(crossings(folder, /^(http|daemon|metrics|cli)\//), [], folder);
 });
 
 /** Groups of files that reach each other through their imports (Tarjan's strongly connected components). */
@@ -139,9 +145,9 @@ function statusWrites(text: string): string[] {
   return found;
 }
 
-test('only src/db/lifecycle.ts writes a status (payments, invoices, pool, transfers, deliveries, keys, sweeps)', () => {
+test('only src/store/lifecycle.ts writes a status (payments, invoices, pool, transfers, deliveries, keys, sweeps)', () => {
   const offending = sources(SRC)
-    .filter((f) => !f.endsWith('.test.ts') && relative(SRC, f) !== 'db/lifecycle.ts')
+    .filter((f) => !f.endsWith('.test.ts') && relative(SRC, f) !== 'store/lifecycle.ts')
     .flatMap((f) => statusWrites(readFileSync(f, 'utf8')).map((w) => `${relative(SRC, f)}: ${w}`));
   assert.deepEqual(offending, []);
   // The check itself finds each kind of write.
@@ -153,7 +159,7 @@ test('only src/db/lifecycle.ts writes a status (payments, invoices, pool, transf
   assert.equal(statusWrites("`select 1 from payment p where p.status = 'PENDING'\n  and p.id = ?`").length, 0);
 });
 
-/** Entities of the tables the store writes in SQL through Database.write only (src/db/lifecycle.ts, events.ts, …). */
+/** Entities of the tables the store writes in SQL through Database.write only (src/store/lifecycle.ts, events.ts, …). */
 const SQL_ONLY_ENTITIES = ['Payment', 'Invoice', 'WebhookEvent', 'WebhookDelivery', 'SweepTx', 'ObservedTransfer', 'IndexerCursor', 'IndexedBlock'];
 
 /** Where a file writes one of those tables through the ORM: em.create/insert/nativeUpdate/nativeDelete of its entity, or any persist/assign/flush beside it. */
@@ -173,7 +179,7 @@ function ormWrites(text: string): string[] {
 
 test('the ORM writes none of payment, invoice, webhook_event, webhook_delivery, sweep_tx, observed_transfer', () => {
   const offending = sources(SRC)
-    .filter((f) => !f.endsWith('.test.ts') && !relative(SRC, f).startsWith('db/entities/'))
+    .filter((f) => !f.endsWith('.test.ts') && !relative(SRC, f).startsWith('store/entities/'))
     .flatMap((f) => ormWrites(readFileSync(f, 'utf8')).map((w) => `${relative(SRC, f)}: ${w}`));
   assert.deepEqual(offending, []);
   // The check itself finds each kind of write.

@@ -1,11 +1,11 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { IndexerCursor } from '../../src/db/entities/indexer-cursor.entity.ts';
-import { Payment } from '../../src/db/entities/payment.entity.ts';
-import { createWebhookSender } from '../../src/daemon/webhooks/sender.ts';
-import { openDatabase } from '../../src/db/orm.ts';
-import { readiness } from '../../src/daemon/health.ts';
-import { startMetricsServer } from '../../src/daemon/metrics/server.ts';
+import { IndexerCursor } from '../../src/store/entities/indexer-cursor.entity.ts';
+import { Payment } from '../../src/store/entities/payment.entity.ts';
+import { createWebhookSender } from '../../src/webhooks/sender.ts';
+import { openDatabase } from '../../src/store/orm.ts';
+import { readiness } from '../../src/app/health.ts';
+import { startMetricsServer } from '../../src/metrics/server.ts';
 import { createTestDatabase } from '../helpers/databases.ts';
 import { evmAddresses, startTestDaemon } from '../helpers/daemon.ts';
 import { startEvmWorld } from '../helpers/evm-world.ts';

@@ -2,14 +2,14 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { pino } from 'pino';
-import { migrate } from '../../src/db/migrate.ts';
-import { openDatabase, type Database } from '../../src/db/orm.ts';
-import { SharedRateLimitStore, type FailOpenReason } from '../../src/daemon/http/rate-limit-store.ts';
-import type { RouteWindow, Taken, WindowLimit } from '../../src/daemon/http/rate-limit.ts';
+import { migrate } from '../../src/store/migrate.ts';
+import { openDatabase, type Database } from '../../src/store/orm.ts';
+import { SharedRateLimitStore, type FailOpenReason } from '../../src/http/rate-limit-store.ts';
+import type { RouteWindow, Taken, WindowLimit } from '../../src/http/rate-limit.ts';
 import { createTestDatabase, skipUnless } from '../helpers/databases.ts';
 import { waitFor } from '../helpers/indexer-process.ts';
 
-// The shared counters (src/daemon/http/rate-limit-store.ts) with two stores on one PostgreSQL
+// The shared counters (src/http/rate-limit-store.ts) with two stores on one PostgreSQL
 // database, each on a pool of its own, as two `serve` processes have them. Windows are a minute
 // long, so nothing here depends on how fast the machine is.
 

@@ -1,8 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { MerchantPoint } from '../../src/db/entities/merchant-point.entity.ts';
-import { rotateSecret } from '../../src/db/merchants.ts';
+import { MerchantPoint } from '../../src/store/entities/merchant-point.entity.ts';
+import { rotateSecret } from '../../src/store/merchants.ts';
 import { DIALECTS, skipUnless } from '../helpers/databases.ts';
 import { evmAddresses, startTestDaemon, type ApiResponse } from '../helpers/daemon.ts';
 

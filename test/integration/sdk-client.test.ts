@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { z } from 'zod';
-import type * as Responses from '../../src/daemon/http/openapi-responses.ts';
+import type * as Responses from '../../src/http/openapi-responses.ts';
 import { ChaingateApiError, createChaingateClient, type CheckoutResult, type Invoice, type InvoiceStatus, type InvoiceWithPayments, type Payment, type PaymentList, type PaymentStatus } from '../../src/sdk/client.ts';
 import { runCli } from '../helpers/cli.ts';
 import { createTestDatabase } from '../helpers/databases.ts';

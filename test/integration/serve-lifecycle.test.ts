@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError, loadConfig } from '../../src/config/load-config.ts';
-import { createHttpApp } from '../../src/daemon/http/app.ts';
+import { createHttpApp } from '../../src/http/app.ts';
 import { signRequest } from '../../src/sdk/sign-request.ts';
 import { BIN, runCli } from '../helpers/cli.ts';
 import { createTestDatabase, DIALECTS, skipUnless } from '../helpers/databases.ts';

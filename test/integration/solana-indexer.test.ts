@@ -1,8 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { IndexerCursor } from '../../src/db/entities/indexer-cursor.entity.ts';
-import { Invoice } from '../../src/db/entities/invoice.entity.ts';
-import { ObservedTransfer } from '../../src/db/entities/observed-transfer.entity.ts';
+import { IndexerCursor } from '../../src/store/entities/indexer-cursor.entity.ts';
+import { Invoice } from '../../src/store/entities/invoice.entity.ts';
+import { ObservedTransfer } from '../../src/store/entities/observed-transfer.entity.ts';
 import { runCli } from '../helpers/cli.ts';
 import { waitFor, writeConfigFile } from '../helpers/indexer-process.ts';
 import { createHttpClient } from '../../src/families/http-client.ts';

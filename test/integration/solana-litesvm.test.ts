@@ -1,8 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Invoice } from '../../src/db/entities/invoice.entity.ts';
-import { ObservedTransfer } from '../../src/db/entities/observed-transfer.entity.ts';
-import { Payment } from '../../src/db/entities/payment.entity.ts';
+import { Invoice } from '../../src/store/entities/invoice.entity.ts';
+import { ObservedTransfer } from '../../src/store/entities/observed-transfer.entity.ts';
+import { Payment } from '../../src/store/entities/payment.entity.ts';
 import { skipUnless } from '../helpers/databases.ts';
 import { waitFor } from '../helpers/indexer-process.ts';
 import { startLitesvmCluster } from '../helpers/litesvm-cluster.ts';

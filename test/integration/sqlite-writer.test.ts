@@ -4,12 +4,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Sqlite from 'better-sqlite3';
-import type { Executor } from '../../src/db/executor.ts';
-import { openDatabase, type Database } from '../../src/db/orm.ts';
-import { rawQuery } from '../../src/db/raw-sql.ts';
-import { inTransaction } from '../../src/db/transaction.ts';
+import type { Executor } from '../../src/store/executor.ts';
+import { openDatabase, type Database } from '../../src/store/orm.ts';
+import { rawQuery } from '../../src/store/raw-sql.ts';
+import { inTransaction } from '../../src/store/transaction.ts';
 
-// The store's SQLite writes (src/db/sqlite-writer.ts), on a real database file: Database.write as
+// The store's SQLite writes (src/store/sqlite-writer.ts), on a real database file: Database.write as
 // openDatabase makes it, the ORM's own connection beside it, and a separate connection (another
 // process would see the same) that only sees what was committed.
 

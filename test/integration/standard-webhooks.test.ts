@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
-import { createWebhookSender } from '../../src/daemon/webhooks/sender.ts';
-import { rotateSecret } from '../../src/db/merchants.ts';
+import { createWebhookSender } from '../../src/webhooks/sender.ts';
+import { rotateSecret } from '../../src/store/merchants.ts';
 import { standardWebhookSecret, verifyWebhook } from '../../src/sdk/verify-webhook.ts';
 import { startTestDaemon } from '../helpers/daemon.ts';
 import { eventually, startWebhookReceiver } from '../helpers/webhook-receiver.ts';

@@ -1,9 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseUnits, Wallet, type Contract } from 'ethers';
-import { Invoice } from '../../src/db/entities/invoice.entity.ts';
-import { ObservedTransfer } from '../../src/db/entities/observed-transfer.entity.ts';
-import { Payment } from '../../src/db/entities/payment.entity.ts';
+import { Invoice } from '../../src/store/entities/invoice.entity.ts';
+import { ObservedTransfer } from '../../src/store/entities/observed-transfer.entity.ts';
+import { Payment } from '../../src/store/entities/payment.entity.ts';
 import { hexToTron, tronToHex } from '../../src/families/tron/address.ts';
 import { runCli } from '../helpers/cli.ts';
 import { startTestDaemon } from '../helpers/daemon.ts';

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Payment } from '../../src/db/entities/payment.entity.ts';
-import { applyPaymentFact } from '../../src/db/lifecycle.ts';
+import { Payment } from '../../src/store/entities/payment.entity.ts';
+import { applyPaymentFact } from '../../src/store/lifecycle.ts';
 import { createWatchSet, type WatchSetOptions } from '../../src/indexer/watch-set.ts';
 import type { Logger } from '../../src/logger.ts';
 import { DIALECTS, skipUnless } from '../helpers/databases.ts';

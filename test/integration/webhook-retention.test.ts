@@ -1,9 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { WebhookAttempt } from '../../src/db/entities/webhook-attempt.entity.ts';
-import { WebhookDelivery } from '../../src/db/entities/webhook-delivery.entity.ts';
-import { WebhookEvent } from '../../src/db/entities/webhook-event.entity.ts';
-import { purgeOldWebhooks } from '../../src/daemon/webhooks/retention.ts';
+import { WebhookAttempt } from '../../src/store/entities/webhook-attempt.entity.ts';
+import { WebhookDelivery } from '../../src/store/entities/webhook-delivery.entity.ts';
+import { WebhookEvent } from '../../src/store/entities/webhook-event.entity.ts';
+import { purgeOldWebhooks } from '../../src/webhooks/retention.ts';
 import { DIALECTS, skipUnless } from '../helpers/databases.ts';
 import { startTestDaemon } from '../helpers/daemon.ts';
 

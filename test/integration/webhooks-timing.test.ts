@@ -1,9 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { WebhookDelivery } from '../../src/db/entities/webhook-delivery.entity.ts';
-import { WebhookEvent } from '../../src/db/entities/webhook-event.entity.ts';
-import { emitPaymentEvent } from '../../src/db/lifecycle.ts';
-import { createWebhookSender } from '../../src/daemon/webhooks/sender.ts';
+import { WebhookDelivery } from '../../src/store/entities/webhook-delivery.entity.ts';
+import { WebhookEvent } from '../../src/store/entities/webhook-event.entity.ts';
+import { emitPaymentEvent } from '../../src/store/lifecycle.ts';
+import { createWebhookSender } from '../../src/webhooks/sender.ts';
 import { DIALECTS, skipUnless } from '../helpers/databases.ts';
 import { evmAddresses, startTestDaemon } from '../helpers/daemon.ts';
 import { eventually, startWebhookReceiver } from '../helpers/webhook-receiver.ts';

@@ -3,7 +3,7 @@ import { getNetwork} from '../../chains/registry.ts';
 import { CHAIN_SLUGS, isChainSlug } from '../../chains/slugs.ts';
 import { UsageError } from '../../domain/errors.ts';
 import { recordIndexerFailure, recordRpcFaults, startIndexer } from '../../indexer/run-indexer.ts';
-import { startMetricsServer, type MetricsServer } from '../../daemon/metrics/server.ts';
+import { startMetricsServer, type MetricsServer } from '../../metrics/server.ts';
 import { endpointOrigin, rpcRegistry } from '../../families/rpc-metrics.ts';
 import { createChainSource, resolveChains } from '../../families/families.ts';
 import { withCommon } from '../context.ts';

@@ -1,8 +1,8 @@
 import { Command, Option } from 'commander';
 import { CHAIN_DEFAULTS } from '../../chains/chain-defaults.ts';
 import { CHAIN_SLUGS, type ChainSlug } from '../../chains/slugs.ts';
-import { EVENT_TYPES } from '../../db/events.ts';
-import { createMerchant, getMerchantOrThrow, listMerchants, merchantView } from '../../db/merchants.ts';
+import { EVENT_TYPES } from '../../store/events.ts';
+import { createMerchant, getMerchantOrThrow, listMerchants, merchantView } from '../../store/merchants.ts';
 import { UsageError } from '../../domain/errors.ts';
 import { parseWebhookUrl } from '../../domain/webhook-url.ts';
 import { checkWebhookUrlAllowed } from '../webhook-url-check.ts';

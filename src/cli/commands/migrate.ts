@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { migrate, migrationStatus } from '../../db/migrate.ts';
+import { migrate, migrationStatus } from '../../store/migrate.ts';
 import { UsageError } from '../../domain/errors.ts';
 import { withCommon } from '../context.ts';
 import { emit } from '../output.ts';

@@ -52,8 +52,8 @@ export function refundCommand(): Command {
     .option('--json', 'machine-readable output')
     .action(async (opts: { payment?: string; json?: boolean }) => {
       const { withCommon } = await import('../context.ts');
-      const { refundsOfPayment, refundsBetween } = await import('../../db/refunds.ts');
-      const { poolReader } = await import('../../db/raw-sql.ts');
+      const { refundsOfPayment, refundsBetween } = await import('../../store/refunds.ts');
+      const { poolReader } = await import('../../store/raw-sql.ts');
       const { formatUnits } = await import('../../domain/money.ts');
       await withCommon(
         async (common) => {

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { rotateSecret } from '../../db/merchants.ts';
+import { rotateSecret } from '../../store/merchants.ts';
 import { withCommon } from '../context.ts';
 import { emit } from '../output.ts';
 

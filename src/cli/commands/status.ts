@@ -1,8 +1,8 @@
 import { Command } from 'commander';
-import { statusReport, type StatusReport } from '../../daemon/status-report.ts';
+import { statusReport, type StatusReport } from '../../app/status-report.ts';
 import { UsageError } from '../../domain/errors.ts';
 import type { Common } from '../../common.ts';
-import { createDeps } from '../../daemon/deps.ts';
+import { createDeps } from '../../app/deps.ts';
 import { withCommon } from '../context.ts';
 import { emit, table } from '../output.ts';
 import type { ResolvedRegistry } from '../../chains/registry.ts';

@@ -81,7 +81,7 @@ export function sweepCommand(): Command {
     .option('--json', 'machine-readable output')
     .action(async (opts: { chain?: string; limit: number; json?: boolean }) => {
       const { withCommon } = await import('../context.ts');
-      const { listSweeps } = await import('../../db/sweeps.ts');
+      const { listSweeps } = await import('../../store/sweeps.ts');
       await withCommon(
         async (common) => {
           const plans = await listSweeps(common.db.em(), { chain: opts.chain, limit: opts.limit });
@@ -111,7 +111,7 @@ export function sweepCommand(): Command {
     .option('--json', 'machine-readable output')
     .action(async (ref: string, opts: { json?: boolean }) => {
       const { withCommon } = await import('../context.ts');
-      const { findSweep } = await import('../../db/sweeps.ts');
+      const { findSweep } = await import('../../store/sweeps.ts');
       const { UsageError } = await import('../../domain/errors.ts');
       const { describePlan } = await import('../../sweep/summary.ts');
       const { CHAIN_DEFAULTS } = await import('../../chains/chain-defaults.ts');

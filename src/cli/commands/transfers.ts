@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { ObservedTransfer } from '../../db/entities/observed-transfer.entity.ts';
+import { ObservedTransfer } from '../../store/entities/observed-transfer.entity.ts';
 import { withCommon } from '../context.ts';
 import { parseLimit } from '../options.ts';
 import { emit, table } from '../output.ts';

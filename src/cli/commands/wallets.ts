@@ -8,7 +8,7 @@ import { InvalidAddressError } from '../../domain/errors.ts';
 import type { AddressScript } from '../../families/family.ts';
 import { validateAddress, resolveChains } from '../../families/families.ts';
 import { UsageError } from '../../domain/errors.ts';
-import { addToPool, countFree, countPools, listPoolAddresses, nextDerivationIndex, type SeedEntry } from '../../db/wallet-pool.ts';
+import { addToPool, countFree, countPools, listPoolAddresses, nextDerivationIndex, type SeedEntry } from '../../store/wallet-pool.ts';
 import { receivePath } from '../../families/derivation-path.ts';
 import { withCommon } from '../context.ts';
 import { parseLimit } from '../options.ts';

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
-import { createPing, listEvents, replayEvent, replayFailed, type EventView } from '../../daemon/webhooks/deliveries.ts';
-import { createWebhookSender } from '../../daemon/webhooks/sender.ts';
+import { createPing, listEvents, replayEvent, replayFailed, type EventView } from '../../webhooks/deliveries.ts';
+import { createWebhookSender } from '../../webhooks/sender.ts';
 import { UsageError } from '../../domain/errors.ts';
 import { openCommon, withCommon } from '../context.ts';
 import { parseLimit } from '../options.ts';

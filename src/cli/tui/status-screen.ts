@@ -1,6 +1,6 @@
 import { createElement as h, useEffect, useState, type ReactNode } from 'react';
 import { Box, render, Text, useApp, useInput } from 'ink';
-import type { StatusReport } from '../../daemon/status-report.ts';
+import type { StatusReport } from '../../app/status-report.ts';
 
 // `chaingate status --watch`: a full-screen terminal view (ink), refreshed every few seconds.
 // Keys: 1-4 or Tab switch views, r refreshes now, q or Ctrl-C quits. Written with createElement

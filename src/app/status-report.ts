@@ -1,0 +1,141 @@
+import { IndexerCursor, NO_BLOCK_YET } from '../store/entities/indexer-cursor.entity.ts';
+import { WebhookAttempt } from '../store/entities/webhook-attempt.entity.ts';
+import { MerchantPoint } from '../store/entities/merchant-point.entity.ts';
+import type { Database } from '../store/orm.ts';
+import { migrationStatus } from '../store/migrate.ts';
+import { countPools, type PoolCount } from '../store/wallet-pool.ts';
+import { sweptTotals } from '../store/sweeps.ts';
+import { CHAIN_DEFAULTS } from '../chains/chain-defaults.ts';
+import { isChainSlug } from '../chains/slugs.ts';
+import { formatUnits } from '../domain/money.ts';
+import { offerReport, type AvailabilityContext, type NetworkOffer } from './availability.ts';
+
+export interface StatusReport {
+  database: { url: string; dialect: string; pendingMigrations: number };
+  merchants: { total: number; active: number };
+  invoices: Record<string, number>;
+  payments: Record<string, number>;
+  pools: PoolCount[];
+  /** What `sweep broadcast` moved to cold storage per chain, network and coin (coin units): final, and on its way. */
+  sweeps: { chain: string; isTestnet: boolean; symbol: string; swept: string; pending: string }[];
+  indexers: {
+    chain: string;
+    network: string;
+    /** The processed height; null when the indexer has not read a block yet (it failed first). */
+    block: string | null;
+    /** When the processed height last moved; null when it never has. */
+    updatedAt: string | null;
+    running: boolean;
+    leaseOwner: string | null;
+    /** What the node last said, when the indexer has read it. */
+    head: string | null;
+    lagBlocks: number | null;
+    /** Seconds since the indexer last read the head (null: never). */
+    lastPollAgeSeconds: number | null;
+    /** Its last poll, or an RPC call it keeps retrying, failed, and no poll has succeeded since. */
+    failing: boolean;
+    /** When the current run of failures began (null when not failing); the same as lastErrorAt. */
+    failingSince: string | null;
+    /** The newest failure: for an RPC fault the method, the endpoint (scheme://host[:port]) and the cause. */
+    lastError: string | null;
+    lastErrorAt: string | null;
+    /** The endpoint the config gives this indexer (scheme://host[:port]); null when the report was made without it. */
+    endpoint: string | null;
+  }[];
+  /** Problems: each indexer failing now (dated when its failures began) and failed webhook attempts of the last `recentMinutes`. */
+  recentErrors: { at: string; source: string; message: string }[];
+  webhooks: { pending: number; failed: number; delivered: number; oldestPendingAt: string | null };
+  /**
+   * What buyers are offered, per enabled chain (mainnet, and testnets in use): offered or not, and
+   * why not (docs/checkout.md#what-is-offered). Empty when the report was made without the config.
+   */
+  offers: NetworkOffer[];
+  generatedAt: string;
+}
+
+async function countBy(db: Database, table: 'invoice' | 'payment' | 'webhook_delivery', column: 'status' | 'state'): Promise<Record<string, number>> {
+  const rows = await db.em().execute<{ k: string; n: number | string }[]>(`select ${column} as k, count(*) as n from ${table} group by ${column}`);
+  return Object.fromEntries(rows.map((r) => [r.k, Number(r.n)]));
+}
+
+
+/** A coin's decimals from the registry's defaults (sweeps record atomic units per symbol). */
+function decimalsOf(chain: string, isTestnet: boolean, symbol: string): number {
+  if (!isChainSlug(chain)) return 0;
+  const defaults = CHAIN_DEFAULTS[chain];
+  if (defaults.native.symbol === symbol) return defaults.native.decimals;
+  return (isTestnet ? defaults.testnet : defaults.mainnet).tokens[symbol]?.decimals ?? 0;
+}
+
+/** What an operator wants at a glance; read-only, shared by `chaingate status` and its --watch view. */
+export async function statusReport(
+  db: Database,
+  now = new Date(),
+  recentMinutes = 15,
+  offers?: Omit<AvailabilityContext, 'db'>,
+  endpointOf?: (chain: string, network: string) => string | null,
+): Promise<StatusReport> {
+  const em = db.em();
+  const since = new Date(now.getTime() - recentMinutes * 60_000);
+  const failedAttempts = await em.find(
+    WebhookAttempt,
+    { attemptedAt: { $gte: since }, $or: [{ statusCode: null }, { statusCode: { $lt: 200 } }, { statusCode: { $gte: 300 } }] },
+    { orderBy: { attemptedAt: 'desc' }, limit: 20 },
+  );
+  const [{ pending }, merchants, active, invoices, payments, pools, cursors, deliveries, swept] = await Promise.all([
+    migrationStatus(db),
+    em.count(MerchantPoint, {}),
+    em.count(MerchantPoint, { active: true }),
+    countBy(db, 'invoice', 'status'),
+    countBy(db, 'payment', 'status'),
+    countPools(em),
+    em.find(IndexerCursor, {}, { orderBy: { chain: 'asc', network: 'asc' } }),
+    countBy(db, 'webhook_delivery', 'state'),
+    sweptTotals(em),
+  ]);
+  const offered = offers ? await offerReport({ ...offers, db }, now) : [];
+  const oldest = await em.execute<{ t: unknown }[]>(`select min(next_attempt_at) as t from webhook_delivery where state = 'PENDING'`);
+  const t = oldest[0]?.t;
+  return {
+    database: { url: db.url, dialect: db.dialect, pendingMigrations: pending.length },
+    merchants: { total: merchants, active },
+    invoices,
+    payments,
+    pools,
+    sweeps: swept.map((t) => {
+      const decimals = decimalsOf(t.chain, t.isTestnet, t.symbol);
+      return { chain: t.chain, isTestnet: t.isTestnet, symbol: t.symbol, swept: formatUnits(BigInt(t.swept), decimals), pending: formatUnits(BigInt(t.pending), decimals) };
+    }),
+    indexers: cursors.map((c) => ({
+      chain: c.chain,
+      network: c.network,
+      block: c.blockHash === NO_BLOCK_YET ? null : c.blockNumber,
+      updatedAt: c.blockHash === NO_BLOCK_YET ? null : c.updatedAt.toISOString(),
+      running: Boolean(c.leaseOwner && c.leaseUntil && c.leaseUntil > now),
+      leaseOwner: c.leaseOwner ?? null,
+      head: c.headNumber ?? null,
+      lagBlocks: c.headNumber && c.blockHash !== NO_BLOCK_YET ? Math.max(0, Number(c.headNumber) - Number(c.blockNumber)) : null,
+      lastPollAgeSeconds: c.headSeenAt ? Math.max(0, Math.round((now.getTime() - c.headSeenAt.getTime()) / 1000)) : null,
+      failing: Boolean(c.lastError),
+      failingSince: c.lastError ? (c.lastErrorAt?.toISOString() ?? null) : null,
+      lastError: c.lastError ?? null,
+      lastErrorAt: c.lastErrorAt?.toISOString() ?? null,
+      endpoint: endpointOf?.(c.chain, c.network) ?? null,
+    })),
+    recentErrors: [
+      // An indexer still failing is a current problem however long ago it began.
+      ...cursors
+        .filter((c) => c.lastError && c.lastErrorAt)
+        .map((c) => ({ at: c.lastErrorAt!.toISOString(), source: `indexer ${c.chain} ${c.network}`, message: c.lastError! })),
+      ...failedAttempts.map((a) => ({ at: a.attemptedAt.toISOString(), source: 'webhook', message: `${a.url ?? '(no url)'}: ${a.statusCode ? `HTTP ${a.statusCode}` : (a.error ?? 'failed').slice(0, 160)}` })),
+    ].sort((a, b) => (a.at < b.at ? 1 : -1)).slice(0, 20),
+    webhooks: {
+      pending: deliveries.PENDING ?? 0,
+      failed: deliveries.FAILED ?? 0,
+      delivered: deliveries.DELIVERED ?? 0,
+      oldestPendingAt: t === null || t === undefined ? null : new Date(typeof t === 'string' && /^\d+$/.test(t) ? Number(t) : (t as string | number | Date)).toISOString(),
+    },
+    offers: offered,
+    generatedAt: now.toISOString(),
+  };
+}

@@ -1,0 +1,97 @@
+import { newId } from '../domain/ids.ts';
+import { NO_BLOCK_YET } from './entities/indexer-cursor.entity.ts';
+import type { Executor } from './executor.ts';
+import type { ChainRef, WindowBlock } from './ledger-rows.ts';
+
+// The indexer's own writes to its cursor row outside a range (src/indexer/run-indexer.ts): the
+// lease, what the node said, failures, and where a first start begins. What a range writes (the
+// fence, the position, the window of block hashes) is in src/store/ledger-rows.ts.
+
+/** Takes or renews the lease when it is free, expired or already ours. */
+export async function takeLease(x: Executor, key: ChainRef, owner: string, until: Date, now: Date): Promise<boolean> {
+  return (
+    (await x.run('update indexer_cursor set lease_owner = ?, lease_until = ? where chain = ? and network = ? and (lease_owner is null or lease_until < ? or lease_owner = ?)', [
+      owner,
+      until,
+      key.chain,
+      key.network,
+      now,
+      owner,
+    ])) > 0
+  );
+}
+
+/** Takes the lease from a holder known to be gone (a process of this machine that no longer runs). */
+export async function takeOverLease(x: Executor, key: ChainRef, holder: string, owner: string, until: Date): Promise<boolean> {
+  return (await x.run('update indexer_cursor set lease_owner = ?, lease_until = ? where chain = ? and network = ? and lease_owner = ?', [owner, until, key.chain, key.network, holder])) > 0;
+}
+
+export async function releaseLease(x: Executor, key: ChainRef, owner: string): Promise<void> {
+  await x.run('update indexer_cursor set lease_owner = null, lease_until = null where chain = ? and network = ? and lease_owner = ?', [key.chain, key.network, owner]);
+}
+
+/** What the node said this tick (head, finality); a good tick clears the last error. */
+export async function recordHead(x: Executor, key: ChainRef, owner: string, head: bigint, finalized: bigint | null, now: Date): Promise<void> {
+  await x.run(
+    'update indexer_cursor set head_number = ?, finalized_number = ?, head_seen_at = ?, last_error = null, last_error_at = null where chain = ? and network = ? and lease_owner = ?',
+    [head.toString(), finalized === null ? null : finalized.toString(), now, key.chain, key.network, owner],
+  );
+}
+
+/**
+ * The newest failure on the cursor row; lastErrorAt keeps when the current run of failures began.
+ * A chain with no row yet gets one with no block (dated as never written: updatedAt counts as a
+ * report of the indexer, and it has made none).
+ */
+export async function recordFailure(x: Executor, key: ChainRef, lastError: string, at: Date): Promise<void> {
+  await x.run(
+    `insert into indexer_cursor (id, chain, network, block_number, block_hash, block_time, lease_owner, lease_until, last_error, last_error_at, updated_at)
+     values (?, ?, ?, '-1', ?, null, null, null, ?, ?, ?)
+     on conflict (chain, network) do update set last_error = excluded.last_error,
+       last_error_at = case when indexer_cursor.last_error is null then excluded.last_error_at else indexer_cursor.last_error_at end`,
+    [newId(), key.chain, key.network, NO_BLOCK_YET, lastError, at, new Date(0)],
+  );
+}
+
+export type CursorPlacement = { kind: 'fresh' } | { kind: 'placeholder'; id: string } | { kind: 'moved'; id: string };
+
+/**
+ * Where a first start begins (or `--from-block` moves it): the cursor at `at`, the block just
+ * before the first to read. False when another indexer placed or created it first.
+ */
+export async function placeCursor(x: Executor, key: ChainRef, placement: CursorPlacement, at: WindowBlock, now: Date): Promise<boolean> {
+  const time = at.timestamp ? String(at.timestamp) : null;
+  if (placement.kind === 'placeholder') {
+    const placed = await x.run('update indexer_cursor set block_number = ?, block_hash = ?, block_time = ?, updated_at = ? where id = ? and block_hash = ?', [
+      at.number.toString(),
+      at.hash,
+      time,
+      now,
+      placement.id,
+      NO_BLOCK_YET,
+    ]);
+    if (placed === 0) return false;
+  } else if (placement.kind === 'moved') {
+    await x.run('update indexer_cursor set block_number = ?, block_hash = ?, block_time = ? where id = ?', [at.number.toString(), at.hash, time, placement.id]);
+    await x.run('delete from indexed_block where chain = ? and network = ?', [key.chain, key.network]);
+  } else {
+    const created = await x.run(
+      `insert into indexer_cursor (id, chain, network, block_number, block_hash, block_time, lease_owner, lease_until, updated_at)
+       values (?, ?, ?, ?, ?, ?, null, null, ?) on conflict (chain, network) do nothing`,
+      [newId(), key.chain, key.network, at.number.toString(), at.hash, time, now],
+    );
+    if (created === 0) return false;
+  }
+  if (at.hash !== '0x') {
+    await x.run('insert into indexed_block (id, chain, network, number, hash, parent_hash, timestamp) values (?, ?, ?, ?, ?, ?, ?)', [
+      newId(),
+      key.chain,
+      key.network,
+      at.number.toString(),
+      at.hash,
+      at.parentHash,
+      String(at.timestamp),
+    ]);
+  }
+  return true;
+}

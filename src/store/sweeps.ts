@@ -1,0 +1,217 @@
+import type { EntityManager } from '@mikro-orm/sql';
+import { isLivePayment } from '../domain/lifecycle.ts';
+import type { SweepTxStatus } from '../domain/sweep-lifecycle.ts';
+import { SweepPlan } from './entities/sweep-plan.entity.ts';
+import { newId } from '../domain/ids.ts';
+import type { Executor } from './executor.ts';
+import { SweepTx } from './entities/sweep-tx.entity.ts';
+
+// Every statement sweeps need (docs/sweeps.md), in one place: which pool addresses a plan may
+// empty, the plans and their transactions (their status is written by src/store/lifecycle.ts).
+
+export interface PoolRef {
+  chain: string;
+  isTestnet: boolean;
+}
+
+export interface SweepCandidateRow {
+  address: string;
+  derivationIndex: number | null;
+  source: string;
+}
+
+/**
+ * The pool addresses a plan may empty: leased to a payment that has ended (COMPLETED, FAILED,
+ * EXPIRED, REFUNDED) and in no sweep transaction still on its way. A FREE address was never given
+ * to a buyer, and the indexers watch only leased ones, so the ledger knows of no funds on it: it is
+ * left out without a word. An address whose payment is still live is named in `skipped`.
+ */
+export async function sweepCandidates(em: EntityManager, pool: PoolRef): Promise<{ candidates: SweepCandidateRow[]; skipped: { address: string; reason: string }[] }> {
+  const rows = await em.execute<{ address: string; derivation_index: number | string | null; source: string; payment_status: string | null }[]>(
+    `select w.address, w.derivation_index, w.source, p.status as payment_status
+       from wallet_address w left join payment p on p.id = w.payment_id
+      where w.chain = ? and w.is_testnet = ? and w.status = 'LEASED'
+      order by w.derivation_index, w.created_at, w.id`,
+    [pool.chain, pool.isTestnet],
+  );
+  const inFlight = await addressesInFlight(em, pool);
+  const candidates: SweepCandidateRow[] = [];
+  const skipped: { address: string; reason: string }[] = [];
+  for (const r of rows) {
+    if (r.payment_status === null || isLivePayment(r.payment_status)) {
+      skipped.push({ address: r.address, reason: `leased to an open payment (${r.payment_status ?? 'unknown'})` });
+    } else if (inFlight.has(r.address)) {
+      skipped.push({ address: r.address, reason: 'in a sweep transaction not yet final (run sweep broadcast)' });
+    } else {
+      candidates.push({ address: r.address, derivationIndex: r.derivation_index === null ? null : Number(r.derivation_index), source: r.source });
+    }
+  }
+  return { candidates, skipped };
+}
+
+/** Whether an address belongs to the pool (a sweep's destination must not). */
+export async function isPoolAddress(em: EntityManager, pool: PoolRef, address: string): Promise<boolean> {
+  const rows = await em.execute<unknown[]>('select 1 from wallet_address where chain = ? and is_testnet = ? and address = ?', [pool.chain, pool.isTestnet, address]);
+  return rows.length > 0;
+}
+
+/** Deposits of the pool in a sweep transaction that is signed or sent but not final. */
+async function addressesInFlight(em: EntityManager, pool: PoolRef): Promise<Set<string>> {
+  const rows = await em.execute<{ deposits: string }[]>(
+    `select deposits from sweep_tx where chain = ? and is_testnet = ? and status in ('SIGNED', 'SENT')`,
+    [pool.chain, pool.isTestnet],
+  );
+  return new Set(rows.flatMap((r) => JSON.parse(r.deposits) as string[]));
+}
+
+export interface PlanRecord {
+  id: string;
+  chain: string;
+  network: string;
+  isTestnet: boolean;
+  kind: string;
+  toAddress: string;
+  feePayer: string | null;
+  body: string;
+}
+
+/** Records a plan once; writing the same plan again (same id, so same content) changes nothing. */
+export async function recordPlan(x: Executor, plan: PlanRecord, now: Date): Promise<void> {
+  await x.run(
+    `insert into sweep_plan (id, chain, network, is_testnet, kind, to_address, fee_payer, body, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?)
+     on conflict (id) do nothing`,
+    [plan.id, plan.chain, plan.network, plan.isTestnet, plan.kind, plan.toAddress, plan.feePayer, plan.body, now],
+  );
+}
+
+export async function findPlan(em: EntityManager, id: string): Promise<SweepPlan | null> {
+  return em.findOne(SweepPlan, { id });
+}
+
+export interface SignedTxRecord {
+  planId: string;
+  txKey: string;
+  chain: string;
+  network: string;
+  isTestnet: boolean;
+  txid: string;
+  raw: string;
+  deposits: string[];
+  moves: Record<string, string>;
+  fee: string;
+}
+
+/**
+ * Records the signed transactions of a plan before any is sent. A transaction already recorded
+ * with the same txid is kept as it is (a resumed broadcast); one recorded with another txid means
+ * the plan was signed twice into different transactions, and sending both could not both succeed
+ * but would confuse the record: refused, naming both, and nothing of the file is recorded.
+ */
+export async function recordSignedTxs(x: Executor, txs: SignedTxRecord[]): Promise<{ conflict: { txKey: string; recorded: string; given: string } | null }> {
+  const fresh: SignedTxRecord[] = [];
+  for (const tx of txs) {
+    const existing = await x.get<{ txid: string }>('select txid from sweep_tx where plan_id = ? and tx_key = ?', [tx.planId, tx.txKey]);
+    if (!existing) fresh.push(tx);
+    else if (existing.txid !== tx.txid) return { conflict: { txKey: tx.txKey, recorded: existing.txid, given: tx.txid } };
+  }
+  const now = new Date();
+  for (const tx of fresh) {
+    await x.run(
+      `insert into sweep_tx (id, plan_id, tx_key, chain, network, is_testnet, txid, raw, deposits, moves, fee, status, error, attempts, sent_at, final_at, created_at, updated_at)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'SIGNED', null, 0, null, null, ?, ?)`,
+      [newId(), tx.planId, tx.txKey, tx.chain, tx.network, tx.isTestnet, tx.txid, tx.raw, JSON.stringify(tx.deposits), JSON.stringify(tx.moves), tx.fee, now, now],
+    );
+  }
+  return { conflict: null };
+}
+
+export async function txsOfPlan(em: EntityManager, planId: string): Promise<SweepTx[]> {
+  return em.find(SweepTx, { planId }, { orderBy: { txKey: 'asc' }, refresh: true });
+}
+
+export interface SweepSummaryRow {
+  planId: string;
+  chain: string;
+  network: string;
+  isTestnet: boolean;
+  to: string;
+  createdAt: Date;
+  txs: { txKey: string; txid: string; status: SweepTxStatus; deposits: string[]; moves: Record<string, string>; fee: string; error: string | null; attempts: number; sentAt: Date | null; finalAt: Date | null }[];
+}
+
+function txView(t: SweepTx): SweepSummaryRow['txs'][number] {
+  return {
+    txKey: t.txKey,
+    txid: t.txid,
+    status: t.status,
+    deposits: JSON.parse(t.deposits) as string[],
+    moves: JSON.parse(t.moves) as Record<string, string>,
+    fee: t.fee,
+    error: t.error ?? null,
+    attempts: t.attempts,
+    sentAt: t.sentAt ?? null,
+    finalAt: t.finalAt ?? null,
+  };
+}
+
+/** Sweep plans (refunds are listed by `refund list`), newest first, with their transactions (a plan not yet broadcast has none). */
+export async function listSweeps(em: EntityManager, filter: { chain?: string; limit: number }): Promise<SweepSummaryRow[]> {
+  const plans = await em.find(SweepPlan, filter.chain ? { kind: 'sweep', chain: filter.chain } : { kind: 'sweep' }, { orderBy: { createdAt: 'desc', id: 'asc' }, limit: filter.limit });
+  const txs = plans.length === 0 ? [] : await em.find(SweepTx, { planId: { $in: plans.map((p) => p.id) } }, { orderBy: { txKey: 'asc' } });
+  return plans.map((p) => ({
+    planId: p.id,
+    chain: p.chain,
+    network: p.network,
+    isTestnet: p.isTestnet,
+    to: p.toAddress,
+    createdAt: p.createdAt,
+    txs: txs.filter((t) => t.planId === p.id).map(txView),
+  }));
+}
+
+/** A plan by its id (or a unique prefix of at least 8 hex digits), or the plan of a transaction id. */
+export async function findSweep(em: EntityManager, ref: string): Promise<{ plan: SweepPlan; txs: SweepSummaryRow['txs'] } | null> {
+  let plan = await em.findOne(SweepPlan, { id: ref });
+  if (!plan && /^[0-9a-f]{8,63}$/.test(ref)) {
+    const found = await em.find(SweepPlan, { id: { $like: `${ref}%` } }, { limit: 2 });
+    if (found.length === 1) plan = found[0]!;
+  }
+  if (!plan) {
+    const tx = await em.findOne(SweepTx, { txid: ref });
+    if (tx) plan = await em.findOne(SweepPlan, { id: tx.planId });
+  }
+  if (!plan) return null;
+  return { plan, txs: (await txsOfPlan(em, plan.id)).map(txView) };
+}
+
+export interface SweptTotal {
+  chain: string;
+  isTestnet: boolean;
+  symbol: string;
+  /** Atomic units moved by final sweep transactions. */
+  swept: string;
+  /** Atomic units in sweep transactions signed or sent but not yet final. */
+  pending: string;
+}
+
+/** What sweeps (not refunds) moved per chain, network and symbol (for `chaingate status`). */
+export async function sweptTotals(em: EntityManager): Promise<SweptTotal[]> {
+  const rows = await em.execute<{ chain: string; is_testnet: boolean | number; status: string; moves: string }[]>(
+    `select t.chain, t.is_testnet, t.status, t.moves from sweep_tx t join sweep_plan p on p.id = t.plan_id
+      where p.kind = 'sweep' and t.status in ('SIGNED', 'SENT', 'FINAL')`,
+  );
+  const totals = new Map<string, { chain: string; isTestnet: boolean; symbol: string; swept: bigint; pending: bigint }>();
+  for (const r of rows) {
+    const isTestnet = r.is_testnet === true || r.is_testnet === 1;
+    for (const [symbol, amount] of Object.entries(JSON.parse(r.moves) as Record<string, string>)) {
+      const key = `${r.chain}:${isTestnet}:${symbol}`;
+      const entry = totals.get(key) ?? { chain: r.chain, isTestnet, symbol, swept: 0n, pending: 0n };
+      if (r.status === 'FINAL') entry.swept += BigInt(amount);
+      else entry.pending += BigInt(amount);
+      totals.set(key, entry);
+    }
+  }
+  return [...totals.values()]
+    .sort((a, b) => a.chain.localeCompare(b.chain) || Number(a.isTestnet) - Number(b.isTestnet) || a.symbol.localeCompare(b.symbol))
+    .map((t) => ({ chain: t.chain, isTestnet: t.isTestnet, symbol: t.symbol, swept: t.swept.toString(), pending: t.pending.toString() }));
+}

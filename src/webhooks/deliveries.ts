@@ -1,0 +1,276 @@
+import type { FilterQuery } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/sql';
+import { WebhookAttempt } from '../store/entities/webhook-attempt.entity.ts';
+import { WebhookDelivery, type DeliveryState } from '../store/entities/webhook-delivery.entity.ts';
+import { WebhookEvent } from '../store/entities/webhook-event.entity.ts';
+import { ANY_DUE_SQL, insertAttempt, insertDelivery, insertEvent, leaseDueDeliveries, releaseDeliveries } from '../store/events.ts';
+import type { Executor } from '../store/executor.ts';
+import type { Database } from '../store/orm.ts';
+import { nullableDate, poolReader } from '../store/raw-sql.ts';
+import { moveDelivery } from '../store/lifecycle.ts';
+import { UsageError } from '../domain/errors.ts';
+import type { PostResult } from './post.ts';
+
+// The deliveries repository: leasing due rows to senders, recording attempts, replays and listings.
+
+const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
+
+/**
+ * Leases up to `limit` due deliveries to `owner` and returns their ids, oldest due first
+ * (src/store/events.ts leaseDueDeliveries: concurrent senders take disjoint sets). A lease that ran out
+ * (its sender died) makes the row due again. A poll that finds nothing due writes nothing.
+ */
+export async function claimDueDeliveries(
+  db: Database,
+  input: { owner: string; limit: number; leaseMs: number; now?: Date },
+): Promise<string[]> {
+  const now = input.now ?? new Date();
+  if (!(await poolReader(db).get(ANY_DUE_SQL, [now, now]))) return [];
+  return db.write((x) => leaseDueDeliveries(x, { owner: input.owner, limit: input.limit, until: new Date(now.getTime() + input.leaseMs), now }));
+}
+
+/** A delivery this owner holds the lease of, with its event and merchant point; null if it lost it. */
+export async function loadLeasedDelivery(em: EntityManager, id: string, owner: string): Promise<WebhookDelivery | null> {
+  return em.findOne(WebhookDelivery, { id, leaseOwner: owner, state: 'PENDING' }, { populate: ['event', 'event.merchant'] });
+}
+
+export interface AttemptRecord {
+  deliveryId: string;
+  owner: string;
+  attemptNumber: number;
+  url: string | null;
+  attemptedAt: Date;
+  result: PostResult;
+  state: DeliveryState;
+  nextAttemptAt: Date | null;
+}
+
+/**
+ * Stores the attempt and moves the delivery on (DELIVERED, FAILED, or PENDING with its next time),
+ * releasing the lease. Returns false when the lease had been lost meanwhile (the attempt is stored
+ * anyway: it did happen).
+ */
+export async function recordAttempt(db: Database, rec: AttemptRecord): Promise<boolean> {
+  return db.write(async (x) => {
+    const now = new Date();
+    await insertAttempt(x, {
+      deliveryId: rec.deliveryId,
+      attemptNumber: rec.attemptNumber,
+      url: rec.url,
+      attemptedAt: rec.attemptedAt,
+      statusCode: rec.result.statusCode,
+      durationMs: rec.result.durationMs,
+      responseBody: rec.result.responseBody,
+      error: rec.result.error,
+    });
+    const fact = rec.state === 'DELIVERED' ? 'delivered' : rec.state === 'FAILED' ? 'gaveUp' : 'retried';
+    return moveDelivery(x, rec, fact, {
+      attemptCount: rec.attemptNumber,
+      nextAttemptAt: rec.nextAttemptAt,
+      lastStatusCode: rec.result.statusCode,
+      lastError: rec.result.error,
+      deliveredAt: rec.result.ok ? now : null,
+    });
+  });
+}
+
+/**
+ * Gives leased deliveries back untouched (no attempt counted, their due time kept), so that the next
+ * sender takes them at once. For attempts a stopping sender did not make or cut off.
+ */
+export async function releaseLease(db: Database, input: { deliveryIds: string[]; owner: string }): Promise<void> {
+  if (input.deliveryIds.length === 0) return;
+  await db.write((x) => releaseDeliveries(x, { ...input, now: new Date() }));
+}
+
+/** Ids of events (optionally of one merchant point, created since a time) whose latest delivery FAILED. */
+async function failedEventIds(em: EntityManager, filter: { merchantId?: string; since?: Date }): Promise<string[]> {
+  const eventWhere: FilterQuery<WebhookEvent> = {};
+  if (filter.merchantId) eventWhere.merchant = filter.merchantId;
+  if (filter.since) eventWhere.createdAt = { $gte: filter.since };
+  const failed = await em.find(WebhookDelivery, { state: 'FAILED', event: eventWhere }, { fields: ['event'] });
+  const ids = [...new Set(failed.map((d) => d.event.id))];
+  if (ids.length === 0) return [];
+  const all = await em.find(WebhookDelivery, { event: { $in: ids } }, { fields: ['event', 'state', 'createdAt'], orderBy: { createdAt: 'asc', id: 'asc' } });
+  const latest = new Map<string, DeliveryState>();
+  for (const d of all) latest.set(d.event.id, d.state);
+  return ids.filter((id) => latest.get(id) === 'FAILED');
+}
+
+export interface AttemptView {
+  attemptNumber: number | null;
+  attemptedAt: string;
+  url: string | null;
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+  responseBody: string | null;
+}
+
+export interface DeliveryView {
+  id: string;
+  replayOf: string | null;
+  state: DeliveryState;
+  attemptCount: number;
+  nextAttemptAt: string | null;
+  deliveredAt: string | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  createdAt: string;
+  attempts: AttemptView[];
+}
+
+export interface EventView {
+  id: string;
+  type: string;
+  merchantId: string;
+  paymentId: string | null;
+  invoiceId: string | null;
+  createdAt: string;
+  /** State of the latest delivery; NONE when the event was never sent (no webhook URL, not subscribed). */
+  state: DeliveryState | 'NONE';
+  deliveries: DeliveryView[];
+}
+
+export interface ListEventsFilter {
+  merchantId?: string;
+  /** Only events whose latest delivery gave up. */
+  failed?: boolean;
+  since?: Date;
+  limit: number;
+}
+
+/** Events, newest first, each with its deliveries (oldest first) and their attempts. */
+export async function listEvents(db: Database, filter: ListEventsFilter): Promise<EventView[]> {
+  const em = db.em();
+  const where: FilterQuery<WebhookEvent> = {};
+  if (filter.merchantId) where.merchant = filter.merchantId;
+  if (filter.since) where.createdAt = { $gte: filter.since };
+  if (filter.failed) where.id = { $in: await failedEventIds(em, filter) };
+  const events = await em.find(WebhookEvent, where, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: filter.limit });
+  if (events.length === 0) return [];
+  const deliveries = await em.find(WebhookDelivery, { event: { $in: events.map((e) => e.id) } }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+  const attempts = deliveries.length
+    ? await em.find(WebhookAttempt, { delivery: { $in: deliveries.map((d) => d.id) } }, { orderBy: { attemptedAt: 'asc', id: 'asc' } })
+    : [];
+  const attemptsOf = new Map<string, AttemptView[]>();
+  for (const a of attempts) {
+    const list = attemptsOf.get(a.delivery.id) ?? [];
+    list.push({
+      attemptNumber: a.attemptNumber ?? null,
+      attemptedAt: a.attemptedAt.toISOString(),
+      url: a.url ?? null,
+      statusCode: a.statusCode ?? null,
+      durationMs: a.durationMs,
+      error: a.error ?? null,
+      responseBody: a.responseBody ?? null,
+    });
+    attemptsOf.set(a.delivery.id, list);
+  }
+  const deliveriesOf = new Map<string, DeliveryView[]>();
+  for (const d of deliveries) {
+    const list = deliveriesOf.get(d.event.id) ?? [];
+    list.push({
+      id: d.id,
+      replayOf: d.replayOf ?? null,
+      state: d.state,
+      attemptCount: d.attemptCount,
+      nextAttemptAt: iso(d.nextAttemptAt),
+      deliveredAt: iso(d.deliveredAt),
+      lastStatusCode: d.lastStatusCode ?? null,
+      lastError: d.lastError ?? null,
+      createdAt: d.createdAt.toISOString(),
+      attempts: attemptsOf.get(d.id) ?? [],
+    });
+    deliveriesOf.set(d.event.id, list);
+  }
+  return events.map((e) => {
+    const ds = deliveriesOf.get(e.id) ?? [];
+    return {
+      id: e.id,
+      type: e.type,
+      merchantId: e.merchant.id,
+      paymentId: e.paymentId ?? null,
+      invoiceId: e.invoiceId ?? null,
+      createdAt: e.createdAt.toISOString(),
+      state: ds.at(-1)?.state ?? 'NONE',
+      deliveries: ds,
+    };
+  });
+}
+
+export interface ReplayResult {
+  eventId: string;
+  deliveryId: string;
+  /** The event's original delivery (null when it had never been delivered before). */
+  replayOf: string | null;
+}
+
+const noWebhookUrl = (merchantId: string) =>
+  new UsageError(`merchant point ${merchantId} has no webhook URL: set one with \`chaingate merchant update ${merchantId} --webhook-url <url>\``);
+
+async function replayIn(x: Executor, eventId: string, now: Date): Promise<ReplayResult> {
+  const event = await x.get<{ id: string; merchant_id: string; webhook_url: string | null }>(
+    'select e.id, e.merchant_id, m.webhook_url from webhook_event e join merchant_point m on m.id = e.merchant_id where e.id = ?',
+    [eventId],
+  );
+  if (!event) throw new UsageError(`no webhook event with id ${JSON.stringify(eventId)}`);
+  if (!event.webhook_url) throw noWebhookUrl(event.merchant_id);
+  const deliveries = await x.all<{ id: string; state: DeliveryState; replay_of: string | null; next_attempt_at: unknown }>(
+    'select id, state, replay_of, next_attempt_at from webhook_delivery where event_id = ? order by created_at, id',
+    [event.id],
+  );
+  const pending = deliveries.find((d) => d.state === 'PENDING');
+  if (pending) {
+    throw new UsageError(`event ${event.id} already has a delivery in progress (${pending.id}, next attempt ${iso(nullableDate(pending.next_attempt_at)) ?? 'now'})`);
+  }
+  const original = deliveries.find((d) => !d.replay_of) ?? deliveries[0];
+  const deliveryId = await insertDelivery(x, event.id, { now, replayOf: original?.id ?? null });
+  return { eventId: event.id, deliveryId, replayOf: original?.id ?? null };
+}
+
+/** A new delivery of an event: same event id and the same payload bytes, linked to the original. */
+export async function replayEvent(db: Database, eventId: string, now = new Date()): Promise<ReplayResult> {
+  return db.write((x) => replayIn(x, eventId, now));
+}
+
+/** Replays every event whose latest delivery FAILED; events that cannot be replayed are reported. */
+export async function replayFailed(
+  db: Database,
+  filter: { merchantId?: string; since?: Date },
+  now = new Date(),
+): Promise<{ replayed: ReplayResult[]; skipped: { eventId: string; reason: string }[] }> {
+  const ids = await failedEventIds(db.em(), filter);
+  const replayed: ReplayResult[] = [];
+  const skipped: { eventId: string; reason: string }[] = [];
+  for (const id of ids) {
+    try {
+      replayed.push(await replayEvent(db, id, now));
+    } catch (err) {
+      if (!(err instanceof UsageError)) throw err;
+      skipped.push({ eventId: id, reason: err.message });
+    }
+  }
+  return { replayed, skipped };
+}
+
+/**
+ * A `ping` event and its delivery, created already leased to `owner` so that this process (not a
+ * running daemon) makes the one attempt and can report it.
+ */
+export async function createPing(
+  db: Database,
+  merchantId: string,
+  lease: { owner: string; leaseMs: number },
+  now = new Date(),
+): Promise<{ eventId: string; deliveryId: string; url: string }> {
+  return db.write(async (x) => {
+    const merchant = await x.get<{ webhook_url: string | null }>('select webhook_url from merchant_point where id = ?', [merchantId]);
+    if (!merchant) throw new UsageError(`no merchant point with id ${JSON.stringify(merchantId)}`);
+    if (!merchant.webhook_url) throw noWebhookUrl(merchantId);
+    const data = { merchantId, message: 'chaingate test event: this endpoint receives signed webhooks' };
+    const eventId = await insertEvent(x, { merchantId, type: 'ping', paymentId: null, invoiceId: null, at: now, data });
+    const deliveryId = await insertDelivery(x, eventId, { now, lease: { owner: lease.owner, until: new Date(now.getTime() + lease.leaseMs) } });
+    return { eventId, deliveryId, url: merchant.webhook_url };
+  });
+}
