@@ -12,7 +12,7 @@ import { createRateLimitCounters } from '../http/rate-limit-store.ts';
 import { createDeps, type DaemonDeps } from '../app/deps.ts';
 import { offerReport, type NetworkOffer, type NotOfferedCode } from '../app/availability.ts';
 import { IndexerCursor } from '../store/entities/indexer-cursor.entity.ts';
-import { merchantKeyCache } from '../store/merchants.ts';
+import { merchantKeyCache } from '../store/merchant-keys.ts';
 import { UsageError } from '../domain/errors.ts';
 import { readiness, type Readiness } from '../app/health.ts';
 import { openApiDocument } from '../http/openapi.ts';

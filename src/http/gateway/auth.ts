@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { GatewayError } from '../../domain/errors.ts';
-import type { AuthMerchant, MerchantKeyCache } from '../../store/merchants.ts';
+import type { AuthMerchant, MerchantKeyCache } from '../../store/merchant-keys.ts';
 import { canonicalString, hmacHex, sha256Hex } from '../../sdk/sign-request.ts';
 import { rawBody } from '../validation.ts';
 

@@ -11,7 +11,7 @@ import { idempotentWrite, storedAnswer, type WriteAnswer } from '../../app/idemp
 import type { Executor } from '../../store/executor.ts';
 import type { ClaimInput } from '../../store/idempotency.ts';
 import { cancelInvoiceIn, insertInvoice, invoicePayments, latestPayment, loadInvoice, type CreateInvoiceInput } from '../../store/invoices.ts';
-import { merchantKeyCache, type AuthMerchant } from '../../store/merchants.ts';
+import { merchantKeyCache, type AuthMerchant } from '../../store/merchant-keys.ts';
 import { referenceBlocks } from '../../store/reference-ids.ts';
 import type { Invoice } from '../../store/entities/invoice.entity.ts';
 import { chargeRefusedRequest, markSignatureVerified } from '../rate-limit.ts';
