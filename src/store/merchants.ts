@@ -2,9 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { newId } from '../domain/ids.ts';
 import type { EntityManager } from '@mikro-orm/sql';
 import { UsageError } from '../domain/errors.ts';
-import { SecretBoxError, type SecretBox } from '../domain/secret-box.ts';
-import type { Database } from './orm.ts';
-import { rawQuery } from './raw-sql.ts';
+import type { SecretBox } from '../domain/secret-box.ts';
 import { MerchantPoint } from './entities/merchant-point.entity.ts';
 
 export interface MerchantView {
