@@ -5,7 +5,7 @@ import { isChainSlug } from '../chains/slugs.ts';
 import { GatewayError } from '../domain/errors.ts';
 import { priceInvoice } from '../domain/pricing.ts';
 import { externalIdFromUuid } from '../domain/external-id.ts';
-import type { PaymentMethod } from '../store/entities/payment.entity.ts';
+import type { PaymentMethod } from '../domain/payment-methods.ts';
 import { INVOICE_TRANSITIONS } from '../domain/lifecycle.ts';
 import { readInvoice, type InvoiceSnapshot } from '../store/invoices.ts';
 import { openPayment, type OpenedPayment, type PaymentPlan } from '../store/open-payment.ts';

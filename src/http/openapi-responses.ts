@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PAYMENT_METHODS, PAYMENT_TYPES } from '../store/entities/payment.entity.ts';
+import { PAYMENT_METHODS, PAYMENT_TYPES } from '../domain/payment-methods.ts';
 import { INVOICE_STATUSES, PAYMENT_STATUSES } from '../domain/lifecycle.ts';
 import type { invoiceView, paymentInInvoiceView, paymentStatusView, paymentView, refundView } from '../domain/views.ts';
 import type { ConfirmResult } from '../app/confirm-payment.ts';

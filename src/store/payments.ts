@@ -2,7 +2,8 @@ import type { FilterQuery } from '@mikro-orm/core';
 import { GatewayError } from '../domain/errors.ts';
 import type { PaymentStatus } from '../domain/lifecycle.ts';
 import { boolOf, dateOf, mapEventually, nullableDate, poolReader, readApplyingExpiry, readRow, type Eventually } from './raw-sql.ts';
-import { Payment, type PaymentMethod, type PaymentType } from './entities/payment.entity.ts';
+import { Payment } from './entities/payment.entity.ts';
+import type { PaymentMethod, PaymentType } from '../domain/payment-methods.ts';
 import { applyExpiry, expiryDue, invoicesDue } from './expiry.ts';
 import type { Database } from './orm.ts';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PAYMENT_METHODS } from '../../store/entities/payment.entity.ts';
+import { PAYMENT_METHODS } from '../../domain/payment-methods.ts';
 
 /** POST /checkout/api/v1/invoices/{id}/checkout. No testnet selector here (spec): `testnet` is an unknown field. */
 export const publicCheckoutBody = z.strictObject({

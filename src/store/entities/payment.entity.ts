@@ -4,10 +4,7 @@ import { Invoice } from './invoice.entity.ts';
 import { MerchantPoint } from './merchant-point.entity.ts';
 
 import type { PaymentStatus } from '../../domain/lifecycle.ts';
-export const PAYMENT_TYPES = ['DIRECT', 'SMART_CONTRACT'] as const;
-export type PaymentType = (typeof PAYMENT_TYPES)[number];
-export const PAYMENT_METHODS = ['direct', 'web3', 'service_wallet'] as const;
-export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
+import type { PaymentMethod, PaymentType } from '../../domain/payment-methods.ts';
 
 const PaymentSchema = defineEntity({
   name: 'Payment',
