@@ -35,7 +35,7 @@ try {
     const entries = deriveAddresses({ family: network.family, testnet: false, xpub, start: 0, count: 20 });
     await common.db.write((x) => addToPool(x, { chain, isTestnet: false }, 'demo', entries));
   }
-  const { merchant } = await createMerchant(common.db.em(), common.box, { name: 'Demo Coffee Roasters', acceptedChains: Object.keys(keys) });
+  const { merchant } = await createMerchant(common.db, common.box, { name: 'Demo Coffee Roasters', acceptedChains: Object.keys(keys) });
   const invoice = await createInvoice(common.db, merchant.id, {
     orderId: `demo-${Date.now()}`,
     amount: '2500',

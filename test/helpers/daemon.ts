@@ -84,7 +84,7 @@ export async function startTestDaemon(
   });
 
   const mk = async (input: { name?: string; webhookUrl?: string | null; acceptedChains?: string[] | null } = {}): Promise<TestMerchant> => {
-    const { merchant, apiSecret } = await createMerchant(common.db.em(), common.box, {
+    const { merchant, apiSecret } = await createMerchant(common.db, common.box, {
       name: input.name ?? 'Acme Corp',
       webhookUrl: input.webhookUrl ?? null,
       acceptedChains: input.acceptedChains ?? null,

@@ -19,7 +19,7 @@ const box = createSecretBox('k'.repeat(64));
 
 async function openInvoice(db: Database, expiresAt: Date): Promise<string> {
   const em = db.em();
-  const { merchant } = await createMerchant(em, box, { name: 'Reads' });
+  const { merchant } = await createMerchant(db, box, { name: 'Reads' });
   const invoice = em.create(Invoice, {
     referenceId: await nextReference(ormExecutor(em, db.dialect), 'INV'),
     merchant: em.getReference(MerchantPoint, merchant.id),

@@ -108,7 +108,7 @@ for (const dialect of DIALECTS) {
 
     test('rotating the secret stops the old one at once', async (t) => {
       const d = await startTestDaemon(t, dialect);
-      const { apiSecret } = await rotateSecret(d.common.db.em(), d.common.box, d.merchant.id);
+      const { apiSecret } = await rotateSecret(d.common.db, d.common.box, d.merchant.id);
       const old = await d.signed('GET', '/api/v1/payments');
       assert.equal(old.json.error.code, 'SIGNATURE_INVALID');
       const fresh = await d.signed('GET', '/api/v1/payments', undefined, { merchant: { ...d.merchant, apiSecret } });

@@ -143,7 +143,7 @@ describe('rate limits: windows, client IPs and switches', () => {
   test('a rotated secret stops signing writes and reads at once; the new one works without a restart', async (t) => {
     const d = await startTestDaemon(t, 'sqlite');
     assert.equal((await d.signed('POST', '/api/v1/invoices', { orderId: 'a', amount: '1', currency: 'USD' })).status, 201); // cached
-    const { apiSecret } = await rotateSecret(d.common.db.em(), d.common.box, d.merchant.id);
+    const { apiSecret } = await rotateSecret(d.common.db, d.common.box, d.merchant.id);
     const old = d.merchant;
     const rotated = { merchant: { ...old, apiSecret } };
     assert.equal((await d.signed('POST', '/api/v1/invoices', { orderId: 'b', amount: '1', currency: 'USD' })).status, 401, 'old secret, write');

@@ -38,6 +38,6 @@ test('real deliveries verify with the standardwebhooks package and with the SDK 
 
   const tampered = Buffer.from(second!.rawBody.toString().replace('invoice.cancelled', 'invoice.paid'));
   assert.throws(() => wh.verify(tampered.toString(), headersOf(second)), WebhookVerificationError);
-  const { apiSecret: rotated } = await rotateSecret(d.common.db.em(), d.common.box, merchant.id);
+  const { apiSecret: rotated } = await rotateSecret(d.common.db, d.common.box, merchant.id);
   assert.throws(() => new Webhook(standardWebhookSecret(rotated)).verify(second!.rawBody.toString(), headersOf(second)), WebhookVerificationError);
 });

@@ -35,7 +35,7 @@ for (const dialect of DIALECTS) {
 
     test('every entity can be created and read back, amounts keep 18+ decimals', async (t) => {
       const db = await fresh(t);
-      const { merchant, apiSecret } = await createMerchant(db.em(), box, { name: 'Acme', acceptedChains: ['ethereum'] });
+      const { merchant, apiSecret } = await createMerchant(db, box, { name: 'Acme', acceptedChains: ['ethereum'] });
       const em = db.em();
       const invoice = em.create(Invoice, {
         referenceId: await nextReference(ormExecutor(em, db.dialect), 'INV'),
@@ -109,7 +109,7 @@ for (const dialect of DIALECTS) {
 
     test('unique constraints hold: apiKey, referenceId, pool address, observed transfer, idempotency key', async (t) => {
       const db = await fresh(t);
-      const { merchant } = await createMerchant(db.em(), box, { name: 'A' });
+      const { merchant } = await createMerchant(db, box, { name: 'A' });
       const dupKey = db.em();
       dupKey.create(MerchantPoint, { name: 'B', apiKey: merchant.apiKey, apiSecretEnc: 'x', webhookUrl: null, acceptedChains: null, acceptedCurrencies: null, webhookEvents: null });
       await assert.rejects(dupKey.flush(), UniqueConstraintViolationException);

@@ -45,7 +45,7 @@ for (const dialect of DIALECTS) {
         seen.set(id, list);
         return { status: list.length === 1 ? 500 : 200, delayMs: 5 };
       });
-      const { merchant } = await createMerchant(a.db.em(), a.box, { name: 'Busy Shop', webhookUrl: rx.url });
+      const { merchant } = await createMerchant(a.db, a.box, { name: 'Busy Shop', webhookUrl: rx.url });
       for (let i = 0; i < EVENTS; i++) {
         await a.db.write((x) => recordEvent(x, { merchantId: merchant.id, type: 'invoice.cancelled', invoiceId: null, data: { n: i } }));
       }

@@ -210,7 +210,7 @@ for (const dialect of DIALECTS) {
       await cancelledInvoice(d, m);
       const s = sender();
       await s.runOnce();
-      const { apiSecret: fresh } = await rotateSecret(d.common.db.em(), d.common.box, m.id);
+      const { apiSecret: fresh } = await rotateSecret(d.common.db, d.common.box, m.id);
       await s.runOnce();
       const [a, b] = rx.requests;
       assert.equal(verifyWebhook({ apiSecret: m.apiSecret, rawBody: a!.rawBody, signature: signatureOf(a!) }).ok, true);

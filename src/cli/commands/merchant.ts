@@ -2,7 +2,7 @@ import { Command, Option } from 'commander';
 import { CHAIN_DEFAULTS } from '../../chains/chain-defaults.ts';
 import { CHAIN_SLUGS, type ChainSlug } from '../../chains/slugs.ts';
 import { EVENT_TYPES } from '../../store/events.ts';
-import { createMerchant, getMerchantOrThrow, listMerchants, merchantView } from '../../store/merchants.ts';
+import { createMerchant, getMerchantOrThrow, listMerchants, merchantView, updateMerchant, type MerchantChanges } from '../../store/merchants.ts';
 import { UsageError } from '../../domain/errors.ts';
 import { parseWebhookUrl } from '../../domain/webhook-url.ts';
 import { checkWebhookUrlAllowed } from '../webhook-url-check.ts';
@@ -68,7 +68,7 @@ export function merchantCommand(): Command {
     .action(async (opts: { name: string; webhookUrl?: string; chains?: string[]; currencies?: Record<string, string[]>; events?: string[]; json?: boolean }) => {
       await withCommon(async (common) => {
         if (opts.webhookUrl) await checkWebhookUrlAllowed(common.config, opts.webhookUrl);
-        const { merchant, apiSecret } = await createMerchant(common.db.em(), common.box, {
+        const { merchant, apiSecret } = await createMerchant(common.db, common.box, {
           name: opts.name,
           webhookUrl: opts.webhookUrl ?? null,
           acceptedChains: opts.chains ?? null,
@@ -87,7 +87,7 @@ export function merchantCommand(): Command {
     .option('--json', 'machine-readable output')
     .action(async (opts: { json?: boolean }) => {
       await withCommon(async (common) => {
-        const views = (await listMerchants(common.db.em())).map(merchantView);
+        const views = (await listMerchants(common.db)).map(merchantView);
         emit(opts.json, views, () => table(views.map((v) => ({ ...v, apiKey: `${v.apiKey.slice(0, 8)}…` })), ['id', 'name', 'active', 'apiKey', 'webhookUrl']));
       }, { readOnly: true });
     });
@@ -99,7 +99,7 @@ export function merchantCommand(): Command {
     .option('--json', 'machine-readable output')
     .action(async (id: string, opts: { json?: boolean }) => {
       await withCommon(async (common) => {
-        const view = merchantView(await getMerchantOrThrow(common.db.em(), id));
+        const view = merchantView(await getMerchantOrThrow(common.db, id));
         emit(opts.json, view, () => keyValues({ ...view }));
       }, { readOnly: true });
     });
@@ -122,19 +122,18 @@ export function merchantCommand(): Command {
       if (opts.webhookUrl && opts.webhook === false) throw new UsageError('give either --webhook-url or --no-webhook, not both');
       if (opts.events && opts.allEvents) throw new UsageError('give either --events or --all-events, not both');
       await withCommon(async (common) => {
-        const em = common.db.em();
-        const merchant = await getMerchantOrThrow(em, id);
         if (opts.webhookUrl) await checkWebhookUrlAllowed(common.config, opts.webhookUrl);
-        if (opts.name) merchant.name = opts.name;
-        if (opts.webhookUrl) merchant.webhookUrl = opts.webhookUrl;
-        if (opts.webhook === false) merchant.webhookUrl = null;
-        if (opts.chains) merchant.acceptedChains = opts.chains;
-        if (opts.allChains) merchant.acceptedChains = null;
-        if (opts.currencies) merchant.acceptedCurrencies = opts.currencies;
-        if (opts.allCurrencies) merchant.acceptedCurrencies = null;
-        if (opts.events) merchant.webhookEvents = opts.events;
-        if (opts.allEvents) merchant.webhookEvents = null;
-        await em.flush();
+        const changes: MerchantChanges = {};
+        if (opts.name) changes.name = opts.name;
+        if (opts.webhookUrl) changes.webhookUrl = opts.webhookUrl;
+        if (opts.webhook === false) changes.webhookUrl = null;
+        if (opts.chains) changes.acceptedChains = opts.chains;
+        if (opts.allChains) changes.acceptedChains = null;
+        if (opts.currencies) changes.acceptedCurrencies = opts.currencies;
+        if (opts.allCurrencies) changes.acceptedCurrencies = null;
+        if (opts.events) changes.webhookEvents = opts.events;
+        if (opts.allEvents) changes.webhookEvents = null;
+        const merchant = await updateMerchant(common.db, id, changes);
         const view = merchantView(merchant);
         emit(opts.json, view, () => keyValues({ ...view }));
       });
@@ -148,10 +147,7 @@ export function merchantCommand(): Command {
       .option('--json', 'machine-readable output')
       .action(async (id: string, opts: { json?: boolean }) => {
         await withCommon(async (common) => {
-          const em = common.db.em();
-          const merchant = await getMerchantOrThrow(em, id);
-          merchant.active = active;
-          await em.flush();
+          const merchant = await updateMerchant(common.db, id, { active });
           const view = merchantView(merchant);
           emit(opts.json, view, () => `merchant point ${view.id} is now ${active ? 'active' : 'disabled'}`);
         });
