@@ -1,10 +1,8 @@
 import { availableCurrencies, pollIntervalMs, type AvailableCurrencies, type MerchantChoices, type ResolvedChain, type ResolvedNetwork, type ResolvedRegistry } from '../chains/registry.ts';
 import { CHAIN_SLUGS } from '../chains/slugs.ts';
 import type { Config } from '../config/schema.ts';
-import { IndexerCursor, NO_BLOCK_YET } from '../store/entities/indexer-cursor.entity.ts';
+import { readCursorReport, readPoolsAndCursors, type CursorReport } from '../store/availability-rows.ts';
 import type { Database } from '../store/orm.ts';
-import type { Eventually } from '../store/raw-sql.ts';
-import { countPools } from '../store/wallet-pool.ts';
 import { GatewayError } from '../domain/errors.ts';
 import { fiatExponent } from '../domain/fiat-currencies.ts';
 import type { RateSource } from '../domain/rate-source.ts';
@@ -62,21 +60,17 @@ function newest(a: Date | null | undefined, b: Date | null | undefined): Date | 
 }
 
 /** When the indexer last reported; a row written before its first block (only a failure) is no report. */
-function reportedAt(c: { headSeenAt?: Date | null; updatedAt: Date; blockHash: string }): Date | null {
-  return newest(c.headSeenAt, c.blockHash === NO_BLOCK_YET ? null : c.updatedAt);
+function reportedAt(c: CursorReport): Date | null {
+  return newest(c.headSeenAt, c.hasBlock ? c.updatedAt : null);
 }
 
 /** One grouped pool count and one cursor read. */
 export async function readHealth(db: Database, now = new Date()): Promise<HealthSnapshot> {
-  const em = db.em();
-  const [pools, cursors] = await Promise.all([
-    countPools(em),
-    em.find(IndexerCursor, {}, { fields: ['chain', 'network', 'headSeenAt', 'updatedAt', 'blockHash', 'lastError'] }),
-  ]);
+  const { pools, cursors } = await readPoolsAndCursors(db);
   return {
     at: now,
     free: new Map(pools.map((p) => [`${p.chain}:${p.isTestnet}`, p.free])),
-    cursors: new Map(cursors.map((c) => [cursorKey(c.chain, c.network), { reportedAt: reportedAt(c), lastError: c.lastError ?? null }])),
+    cursors: new Map(cursors.map((c) => [cursorKey(c.chain, c.network), { reportedAt: reportedAt(c), lastError: c.lastError }])),
   };
 }
 
@@ -197,7 +191,7 @@ export async function offerReport(ctx: AvailabilityContext, now = new Date(), he
 /** The per-daemon service: cached snapshots, the public offer, and the checkout gate. */
 export interface Availability {
   /** What a buyer of an invoice in `fiat` is offered (on the buyer networks), narrowed by the merchant's choices. */
-  offered(choices: MerchantChoices, fiat: string, now?: Date): Eventually<AvailableCurrencies>;
+  offered(choices: MerchantChoices, fiat: string, now?: Date): Promise<AvailableCurrencies>;
   /** Throws SERVICE_UNAVAILABLE when the network's indexer is not reporting; reads its cursor afresh. */
   assertIndexed(network: ResolvedNetwork, now?: Date): Promise<void>;
   /**
@@ -255,8 +249,8 @@ export function createAvailability(ctx: AvailabilityContext): Availability {
   /** Why the network's indexer does not count as reporting, from its cursor read afresh (not the cache). */
   const indexerProblemNow = async (network: ResolvedNetwork, now: Date): Promise<NotOffered | null> => {
     if (ctx.config.checkout.indexerStaleAfterSeconds === null) return null;
-    const row = await ctx.db.em().findOne(IndexerCursor, { chain: network.chain, network: network.network }, { fields: ['headSeenAt', 'updatedAt', 'blockHash', 'lastError'] });
-    return indexerProblem(network, row ? { reportedAt: reportedAt(row), lastError: row.lastError ?? null } : undefined, ctx.config, now);
+    const row = await readCursorReport(ctx.db, network.chain, network.network);
+    return indexerProblem(network, row ? { reportedAt: reportedAt(row), lastError: row.lastError } : undefined, ctx.config, now);
   };
 
   return {
@@ -264,11 +258,10 @@ export function createAvailability(ctx: AvailabilityContext): Availability {
       const snapshotP = health(now);
       const coinsP = priced(fiat);
       // Same snapshot, same prices, same choices: the same answer (the snapshot's own time decides
-      // staleness), so it is kept with them and computed once per cache period, not per read. A
-      // kept answer is returned as it is, not as a promise (the buyer's read then awaits nothing).
+      // staleness), so it is kept with them and computed once per cache period, not per read.
       const key = `${fiat.toUpperCase()}|${JSON.stringify(choices.acceptedChains ?? null)}|${JSON.stringify(choices.acceptedCurrencies ?? null)}`;
       const hit = answers.get(key);
-      if (hit && hit.snapshot === snapshotP && hit.coins === coinsP) return hit.answer;
+      if (hit && hit.snapshot === snapshotP && hit.coins === coinsP) return Promise.resolve(hit.answer);
       return offer(choices, key, snapshotP, coinsP);
     },
     async assertIndexed(network, now = new Date()) {

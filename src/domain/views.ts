@@ -1,5 +1,6 @@
 import type { InvoiceStatus, PaymentStatus } from './lifecycle.ts';
 import { formatUnits } from './money.ts';
+import type { PaymentMethod, PaymentType } from './payment-methods.ts';
 
 // The fields the views read, as plain shapes: the stored entities satisfy them, and the domain
 // depends on nothing in src/store.
@@ -47,6 +48,57 @@ export interface PaymentRecord {
   paymentType: string;
   method: string;
   metadata: Record<string, unknown>;
+}
+
+/**
+ * An invoice as the buyer's surface (checkout API, hosted page) and the checkout see it, with its
+ * merchant's name and choices (src/store/invoices.ts InvoiceSnapshot extends it).
+ */
+export interface BuyerInvoice {
+  id: string;
+  referenceId: string;
+  amount: string;
+  currency: string;
+  description: string;
+  status: InvoiceStatus;
+  customerEmail: string | null;
+  customerName: string | null;
+  returnUrl: string | null;
+  cancelUrl: string | null;
+  expiresAt: Date;
+  viewedAt: Date | null;
+  paidAt: Date | null;
+  merchant: { id: string; name: string; acceptedChains: string[] | null; acceptedCurrencies: Record<string, string[]> | null };
+}
+
+/** What a payment asks for and where: fixed when it is opened. */
+export interface PaymentTerms {
+  paymentType: PaymentType;
+  method: PaymentMethod;
+  blockchain: string;
+  network: string;
+  isTestnet: boolean;
+  cryptoCurrency: string;
+  decimals: number;
+  tokenAddress: string | null;
+  amount: string;
+  requiredConfirmations: number;
+}
+
+/** A payment as the buyer's surface shows it (status poll, checkout answer), as a plain object. */
+export interface BuyerPayment extends PaymentTerms {
+  id: string;
+  referenceId: string;
+  status: PaymentStatus;
+  address: string;
+  confirmations: number;
+  transactionHash: string | null;
+  contractAddress: string | null;
+  externalId: string | null;
+  externalIdUuid: string | null;
+  expiresAt: Date;
+  createdAt: Date;
+  completedAt: Date | null;
 }
 
 type Invoice = InvoiceRecord;
@@ -134,6 +186,35 @@ export function paymentStatusView(p: Payment) {
 }
 
 export type PaymentWire = ReturnType<typeof paymentView>;
+
+/** `data` of the signed POST /api/v1/invoices/{id}/checkout: the claimed invoice and the opened payment. */
+export function gatewayCheckoutView(invoice: Pick<Invoice, 'id' | 'referenceId' | 'status' | 'amount' | 'currency' | 'expiresAt'>, payment: BuyerPayment) {
+  return {
+    invoice: {
+      id: invoice.id,
+      referenceId: invoice.referenceId,
+      status: invoice.status,
+      amount: invoice.amount,
+      currency: invoice.currency,
+      expiresAt: invoice.expiresAt.toISOString(),
+    },
+    payment: {
+      id: payment.id,
+      referenceId: payment.referenceId,
+      paymentAddress: payment.address,
+      amount: payment.amount,
+      blockchain: payment.blockchain,
+      cryptoCurrency: payment.cryptoCurrency,
+      status: payment.status,
+      expiresAt: payment.expiresAt.toISOString(),
+      createdAt: payment.createdAt.toISOString(),
+      network: payment.network,
+      isTestnet: payment.isTestnet,
+      decimals: payment.decimals,
+      requiredConfirmations: payment.requiredConfirmations,
+    },
+  };
+}
 
 /** `data` of payment.* webhook events: the gateway Payment plus the spec's snake_case amounts. */
 export function paymentEventData(p: Payment, invoice: Pick<Invoice, 'id' | 'referenceId' | 'orderId' | 'status'>, amountDifference: string) {

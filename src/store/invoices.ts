@@ -9,8 +9,9 @@ import type { Executor, SqlValue } from './executor.ts';
 import { invoiceById, type StoredInvoice } from './records.ts';
 import { formatReferenceId, referenceDay } from '../domain/reference-id.ts';
 import { newId } from '../domain/ids.ts';
-import { dateOf, jsonOf, mapEventually, nullableDate, poolReader, readApplyingExpiry, readRow, type Eventually } from './raw-sql.ts';
+import { dateOf, jsonOf, nullableDate, poolReader, readApplyingExpiry, readRow } from './raw-sql.ts';
 import { LIVE_PAYMENT_STATUSES, type InvoiceStatus } from '../domain/lifecycle.ts';
+import type { BuyerInvoice } from '../domain/views.ts';
 
 export interface CreateInvoiceInput {
   orderId: string;
@@ -94,21 +95,7 @@ export async function loadInvoice(db: Database, invoiceId: string, merchantId: s
  * An invoice as the buyer's read and the checkout see it, read as one plain row (no unit of work):
  * the merchant's name and choices, and whether a payment of it is live.
  */
-export interface InvoiceSnapshot {
-  id: string;
-  referenceId: string;
-  amount: string;
-  currency: string;
-  description: string;
-  status: InvoiceStatus;
-  customerEmail: string | null;
-  customerName: string | null;
-  returnUrl: string | null;
-  cancelUrl: string | null;
-  expiresAt: Date;
-  viewedAt: Date | null;
-  paidAt: Date | null;
-  merchant: { id: string; name: string; acceptedChains: string[] | null; acceptedCurrencies: Record<string, string[]> | null };
+export interface InvoiceSnapshot extends BuyerInvoice {
   /** A PENDING, PROCESSING or CONFIRMING payment exists for it. */
   hasLivePayment: boolean;
 }
@@ -180,16 +167,16 @@ function snapshotOf(r: SnapshotRow): InvoiceSnapshot {
  * statement on SQLite) and a plain object. When the expiry rules may be due, loadInvoice applies
  * them exactly as before and the row is read again, so this never shows what loadInvoice would not.
  */
-export function readInvoice(db: Database, invoiceId: string, merchantId: string | null, now = new Date()): Eventually<InvoiceSnapshot> {
-  return mapEventually(readSnapshotRow(db, invoiceId, merchantId, merchantId ? SNAPSHOT_SCOPED_SQL : SNAPSHOT_SQL, now), snapshotOf);
+export async function readInvoice(db: Database, invoiceId: string, merchantId: string | null, now = new Date()): Promise<InvoiceSnapshot> {
+  return snapshotOf(await readSnapshotRow(db, invoiceId, merchantId, merchantId ? SNAPSHOT_SCOPED_SQL : SNAPSHOT_SQL, now));
 }
 
-/** readInvoice for the buyer's page: any merchant's invoice, without hasLivePayment (synchronous on SQLite when nothing is due). */
-export function readPublicInvoice(db: Database, invoiceId: string, now = new Date()): Eventually<Omit<InvoiceSnapshot, 'hasLivePayment'>> {
-  return mapEventually(readSnapshotRow(db, invoiceId, null, PUBLIC_SNAPSHOT_SQL, now), snapshotOf);
+/** readInvoice for the buyer's page: any merchant's invoice, without hasLivePayment. */
+export async function readPublicInvoice(db: Database, invoiceId: string, now = new Date()): Promise<BuyerInvoice> {
+  return snapshotOf(await readSnapshotRow(db, invoiceId, null, PUBLIC_SNAPSHOT_SQL, now));
 }
 
-function readSnapshotRow(db: Database, invoiceId: string, merchantId: string | null, sql: string, now: Date): Eventually<SnapshotRow> {
+function readSnapshotRow(db: Database, invoiceId: string, merchantId: string | null, sql: string, now: Date): Promise<SnapshotRow> {
   return readApplyingExpiry(
     () => readRow<SnapshotRow>(db, sql, merchantId ? [now, now, invoiceId, merchantId] : [now, now, invoiceId]),
     () => loadInvoice(db, invoiceId, merchantId, now),

@@ -1,6 +1,6 @@
 import { GatewayError } from '../domain/errors.ts';
 import type { Executor, SqlValue } from './executor.ts';
-import type { BuyerPayment, PaymentTerms } from './payments.ts';
+import type { BuyerPayment, PaymentTerms } from '../domain/views.ts';
 import { nextReference } from './reference-ids.ts';
 import { checkOutInvoice, leasePoolAddress } from './lifecycle.ts';
 

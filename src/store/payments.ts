@@ -1,9 +1,10 @@
 import type { FilterQuery } from '@mikro-orm/core';
 import { GatewayError } from '../domain/errors.ts';
 import type { PaymentStatus } from '../domain/lifecycle.ts';
-import { boolOf, dateOf, mapEventually, nullableDate, poolReader, readApplyingExpiry, readRow, type Eventually } from './raw-sql.ts';
+import { boolOf, dateOf, nullableDate, poolReader, readApplyingExpiry, readRow } from './raw-sql.ts';
 import { Payment } from './entities/payment.entity.ts';
 import type { PaymentMethod, PaymentType } from '../domain/payment-methods.ts';
+import type { BuyerPayment } from '../domain/views.ts';
 import { applyExpiry, expiryDue, invoicesDue } from './expiry.ts';
 import type { Database } from './orm.ts';
 
@@ -47,36 +48,6 @@ export async function loadPayment(db: Database, paymentId: string, merchantId: s
   if (!(await expiryDue(poolReader(db), current.invoice, now))) return current;
   await db.write((x) => applyExpiry(x, current.invoice.id, now));
   return db.em().findOneOrFail(Payment, { id: current.id }, { populate: ['invoice'] });
-}
-
-/** What a payment asks for and where: fixed when it is opened. */
-export interface PaymentTerms {
-  paymentType: PaymentType;
-  method: PaymentMethod;
-  blockchain: string;
-  network: string;
-  isTestnet: boolean;
-  cryptoCurrency: string;
-  decimals: number;
-  tokenAddress: string | null;
-  amount: string;
-  requiredConfirmations: number;
-}
-
-/** A payment as the buyer's surface shows it (status poll, checkout answer), as a plain object. */
-export interface BuyerPayment extends PaymentTerms {
-  id: string;
-  referenceId: string;
-  status: PaymentStatus;
-  address: string;
-  confirmations: number;
-  transactionHash: string | null;
-  contractAddress: string | null;
-  externalId: string | null;
-  externalIdUuid: string | null;
-  expiresAt: Date;
-  createdAt: Date;
-  completedAt: Date | null;
 }
 
 interface BuyerPaymentRow {
@@ -148,13 +119,13 @@ function buyerPaymentOf(r: BuyerPaymentRow): BuyerPayment {
  * rules exactly as before (at the chain's processed time) and the row is read again: the poll never
  * shows a payment live that the list or the gateway would show EXPIRED.
  */
-export function readBuyerPayment(db: Database, paymentId: string, now = new Date()): Eventually<BuyerPayment> {
-  const row = readApplyingExpiry(
+export async function readBuyerPayment(db: Database, paymentId: string, now = new Date()): Promise<BuyerPayment> {
+  const row = await readApplyingExpiry(
     () => readRow<BuyerPaymentRow>(db, BUYER_PAYMENT_SQL, [now, paymentId]),
     () => loadPayment(db, paymentId, null, now),
     () => {
       throw new GatewayError('PAYMENT_NOT_FOUND', 'Payment not found');
     },
   );
-  return mapEventually(row, buyerPaymentOf);
+  return buyerPaymentOf(row);
 }

@@ -49,36 +49,14 @@ export function nullableDate(v: unknown): Date | null {
   return v === null || v === undefined ? null : dateOf(v);
 }
 
-/** A value now, or the promise of one (awaiting either works). */
-export type Eventually<T> = T | Promise<T>;
-
-/** `f` of a value now, or of the promised one later. */
-export function mapEventually<T, U>(v: Eventually<T>, f: (t: T) => U): Eventually<U> {
-  return v instanceof Promise ? v.then(f) : f(v);
-}
-
 /**
  * The first row of a read outside any transaction (the buyer's polls). On SQLite, when no
- * transaction holds the connection, the statement runs synchronously on the native handle (cached
- * prepared statement, no pool) and the row itself is returned, not a promise: the buyer's reads
- * take no promise hop from here to their handler. Otherwise, and on PostgreSQL, through the pool.
+ * transaction holds the connection, on the native handle (its cached prepared statement, no pool);
+ * otherwise, and on PostgreSQL, through the pool.
  */
-export function readRow<R>(db: Database, sql: string, params: SqlValue[]): Eventually<R | undefined> {
+export async function readRow<R>(db: Database, sql: string, params: SqlValue[]): Promise<R | undefined> {
   if (db.dialect === 'sqlite') {
-    const native = cachedNativeSqlite(db.orm.em.getConnection());
-    if (native && !native.inTransaction) return sqliteRow<R>(native, sql, params);
-  }
-  return readRowAsync(db, sql, params);
-}
-
-/** The first row of a statement on the native handle (its cached prepared statement). */
-function sqliteRow<R>(native: NativeSqlite, sql: string, params: SqlValue[]): R | undefined {
-  return native.prepare(sql).get(...params.map((v) => toDb('sqlite', v))) as R | undefined;
-}
-
-async function readRowAsync<R>(db: Database, sql: string, params: SqlValue[]): Promise<R | undefined> {
-  if (db.dialect === 'sqlite') {
-    const native = await nativeSqlite(db.orm.em as unknown as EntityManager);
+    const native = cachedNativeSqlite(db.orm.em.getConnection()) ?? (await nativeSqlite(db.orm.em as unknown as EntityManager));
     if (!native.inTransaction) return sqliteRow<R>(native, sql, params);
   }
   if (db.dialect === 'postgresql') return (await pgStatement(db, sql, params)).rows[0] as R | undefined;
@@ -86,20 +64,22 @@ async function readRowAsync<R>(db: Database, sql: string, params: SqlValue[]): P
   return rows[0];
 }
 
+/** The first row of a statement on the native handle (its cached prepared statement). */
+function sqliteRow<R>(native: NativeSqlite, sql: string, params: SqlValue[]): R | undefined {
+  return native.prepare(sql).get(...params.map((v) => toDb('sqlite', v))) as R | undefined;
+}
+
 /**
  * A buyer read whose row carries a `due` flag (the expiry rules may change it now, by the wall
  * clock): when due, `apply` runs the exact rules in their transaction and the row is read again.
  * `missing` throws the read's not-found error.
  */
-export function readApplyingExpiry<R extends { due: number | boolean }>(read: () => Eventually<R | undefined>, apply: () => Promise<unknown>, missing: () => never): Eventually<R> {
-  const first = read();
-  const settle = (row: R | undefined): Eventually<R> => {
-    if (row === undefined) return missing();
-    if (Number(row.due) !== 1 && row.due !== true) return row;
-    return apply().then(async () => (await read()) ?? missing());
-  };
-  // A row read synchronously is answered synchronously (no promise when nothing is due).
-  return first instanceof Promise ? first.then(settle) : settle(first);
+export async function readApplyingExpiry<R extends { due: number | boolean }>(read: () => Promise<R | undefined>, apply: () => Promise<unknown>, missing: () => never): Promise<R> {
+  const row = await read();
+  if (row === undefined) return missing();
+  if (Number(row.due) !== 1 && row.due !== true) return row;
+  await apply();
+  return (await read()) ?? missing();
 }
 
 interface PgPool {

@@ -1,10 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { getNetwork, type AvailableCurrencies } from '../../chains/registry.ts';
+import { getNetwork } from '../../chains/registry.ts';
 import { GatewayError } from '../../domain/errors.ts';
-import { latestPayment, loadInvoice, markViewed, readPublicInvoice } from '../../store/invoices.ts';
-import { readBuyerPayment } from '../../store/payments.ts';
-import type { Eventually } from '../../store/raw-sql.ts';
-import { availabilityOf } from '../../app/availability.ts';
+import { buyerInvoiceStatus, buyerPayment, readCheckoutInvoice } from '../../app/buyer-reads.ts';
 import { checkoutInvoice } from '../../app/checkout.ts';
 import type { DaemonDeps } from '../../app/deps.ts';
 import { RouteTable } from '../app.ts';
@@ -23,23 +20,11 @@ function idParam(req: FastifyRequest, notFound: 'INVOICE_NOT_FOUND' | 'PAYMENT_N
 }
 
 /**
- * Answers with `answer` now when the read returned its value synchronously (SQLite outside a
- * transaction, a kept offer), or when its promise settles. A route handler returns what this
- * returns: undefined once it has answered (Fastify would take a returned reply as a second send), or
- * the promise, whose rejection reaches the error handler. A throw from `answer` reaches it too.
- */
-function answerWhenRead<T>(read: Eventually<T>, answer: (value: T) => unknown): Promise<unknown> | undefined {
-  if (read instanceof Promise) return read.then(answer);
-  const answered = answer(read);
-  return answered instanceof Promise ? answered : undefined;
-}
-
-/**
  * The buyer checkout API (/checkout/api/v1): no key and no signature, the invoice id is the
  * capability; only /confirm takes an id token. Per-route rate limits and CORS live in this scope.
  */
 export async function checkoutPlugin(app: FastifyInstance, deps: DaemonDeps): Promise<void> {
-  const { db, config, log } = deps.common;
+  const { config, log } = deps.common;
   const cors = checkoutCors(app, config);
   // One hook a request for the scope (docs/performance.md). Answers describe one buyer's invoice at
   // one moment: never cached by browsers or proxies, errors and preflights included.
@@ -55,18 +40,10 @@ export async function checkoutPlugin(app: FastifyInstance, deps: DaemonDeps): Pr
   routes.add(
     'GET',
     '/invoices/:id',
-    (req, reply) =>
-      answerWhenRead(readPublicInvoice(db, idParam(req, 'INVOICE_NOT_FOUND')), (invoice) => {
-        if (invoice.status === 'EXPIRED') throw new GatewayError('INVOICE_EXPIRED', 'Invoice has expired');
-        if (invoice.status === 'CANCELLED') throw new GatewayError('INVOICE_CANCELLED', 'Invoice was cancelled');
-        const merchant = invoice.merchant;
-        // Only what can work: a free address, a reporting indexer and a price (docs/checkout.md#what-is-offered).
-        const offer = () =>
-          availabilityOf(deps).offered({ acceptedChains: merchant.acceptedChains ?? null, acceptedCurrencies: merchant.acceptedCurrencies ?? null }, invoice.currency);
-        const answer = (offered: AvailableCurrencies) => sendData(req, reply, publicInvoiceView(invoice, offered));
-        // The first read marks the invoice viewed (a write, so a promise); later reads wait on nothing.
-        return invoice.viewedAt ? answerWhenRead(offer(), answer) : markViewed(db, invoice.id).then(offer).then(answer);
-      }),
+    async (req, reply) => {
+      const { invoice, offered } = await readCheckoutInvoice(deps, idParam(req, 'INVOICE_NOT_FOUND'));
+      return sendData(req, reply, publicInvoiceView(invoice, offered));
+    },
     limit('invoiceRead'),
   );
 
@@ -74,8 +51,8 @@ export async function checkoutPlugin(app: FastifyInstance, deps: DaemonDeps): Pr
     'GET',
     '/invoices/:id/status',
     async (req, reply) => {
-      const invoice = await loadInvoice(db, idParam(req, 'INVOICE_NOT_FOUND'), null);
-      return sendData(req, reply, invoiceStatusView(invoice, await latestPayment(db, invoice.id)));
+      const { invoice, latest } = await buyerInvoiceStatus(deps, idParam(req, 'INVOICE_NOT_FOUND'));
+      return sendData(req, reply, invoiceStatusView(invoice, latest));
     },
     limit('invoiceStatus'),
   );
@@ -105,10 +82,10 @@ export async function checkoutPlugin(app: FastifyInstance, deps: DaemonDeps): Pr
   routes.add(
     'GET',
     '/payments/:id/status',
-    (req, reply) =>
-      answerWhenRead(readBuyerPayment(db, idParam(req, 'PAYMENT_NOT_FOUND')), (payment) =>
-        sendData(req, reply, publicPaymentStatusView(payment, getNetwork(deps.registry, payment.blockchain, payment.isTestnet))),
-      ),
+    async (req, reply) => {
+      const payment = await buyerPayment(deps, idParam(req, 'PAYMENT_NOT_FOUND'));
+      return sendData(req, reply, publicPaymentStatusView(payment, getNetwork(deps.registry, payment.blockchain, payment.isTestnet)));
+    },
     limit('paymentStatus'),
   );
 

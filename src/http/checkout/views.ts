@@ -1,7 +1,5 @@
 import type { AvailableCurrencies, ResolvedNetwork } from '../../chains/registry.ts';
-import type { Invoice } from '../../store/entities/invoice.entity.ts';
-import type { InvoiceSnapshot } from '../../store/invoices.ts';
-import type { BuyerPayment } from '../../store/payments.ts';
+import type { BuyerInvoice, BuyerPayment, InvoiceRecord } from '../../domain/views.ts';
 import { maskEmail, maskName } from './mask.ts';
 import { paymentUri } from './payment-uri.ts';
 
@@ -11,7 +9,7 @@ import { paymentUri } from './payment-uri.ts';
 const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
 
 /** GET /checkout/api/v1/invoices/{id}, in the spec's field order. */
-export function publicInvoiceView(inv: Omit<InvoiceSnapshot, 'hasLivePayment'>, offered: AvailableCurrencies) {
+export function publicInvoiceView(inv: BuyerInvoice, offered: AvailableCurrencies) {
   return {
     id: inv.id,
     referenceId: inv.referenceId,
@@ -31,7 +29,7 @@ export function publicInvoiceView(inv: Omit<InvoiceSnapshot, 'hasLivePayment'>, 
 }
 
 /** GET /checkout/api/v1/invoices/{id}/status: the cheap poll, 200 in every invoice state. */
-export function invoiceStatusView(inv: Pick<Invoice, 'status' | 'paidAt'>, latest: { id: string } | null) {
+export function invoiceStatusView(inv: Pick<InvoiceRecord, 'status' | 'paidAt'>, latest: { id: string } | null) {
   return { status: inv.status, paymentId: latest?.id ?? null, paidAt: iso(inv.paidAt) };
 }
 

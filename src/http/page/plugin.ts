@@ -2,9 +2,8 @@ import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { availableCurrencies, getNetwork, pollIntervalMs, type ResolvedNetwork } from '../../chains/registry.ts';
 import type { ChainSlug } from '../../chains/slugs.ts';
 import type { Config } from '../../config/schema.ts';
-import type { Invoice } from '../../store/entities/invoice.entity.ts';
-import { loadInvoice } from '../../store/invoices.ts';
-import { loadPayment } from '../../store/payments.ts';
+import type { BuyerInvoice } from '../../domain/views.ts';
+import { buyerInvoice, paymentOfInvoice } from '../../app/buyer-reads.ts';
 import { GatewayError } from '../../domain/errors.ts';
 import { LIVE_PAYMENT_STATUSES } from '../../domain/lifecycle.ts';
 import { availabilityOf, buyerNetwork } from '../../app/availability.ts';
@@ -43,7 +42,6 @@ export function pagePathOf(config: Config): string {
 }
 
 export async function pagePlugin(app: FastifyInstance, deps: DaemonDeps, pagePath: string): Promise<void> {
-  const { db } = deps.common;
   const assets = loadAssets();
   const assetUrl = (name: string): string => `${pagePath}/assets/${name}?v=${assets.get(name)!.version}`;
   const urls: AssetUrls = { css: assetUrl('page.css'), js: assetUrl('page.js'), icon: assetUrl('icon.svg') };
@@ -132,8 +130,8 @@ export async function pagePlugin(app: FastifyInstance, deps: DaemonDeps, pagePat
 
   routes.add('GET', '/i/:id/payments/:paymentId/qr.svg', async (req, reply) => {
     const { id, paymentId } = req.params as { id: string; paymentId: string };
-    const payment = isIdShaped(id) && isIdShaped(paymentId) ? await loadPayment(db, paymentId, null).catch(notFoundAsNull) : null;
-    if (!payment || payment.invoice.id !== id || payment.paymentType !== 'DIRECT') return sendHtml(reply, 404, notFoundPage(urls));
+    const payment = isIdShaped(id) && isIdShaped(paymentId) ? await paymentOfInvoice(deps, id, paymentId).catch(notFoundAsNull) : null;
+    if (payment?.paymentType !== 'DIRECT') return sendHtml(reply, 404, notFoundPage(urls));
     // The QR code carries the leased address, which is never shown after payment.expiresAt.
     if (new Date() >= payment.expiresAt) return sendHtml(reply, 410, notFoundPage(urls));
     const network = getNetwork(deps.registry, payment.blockchain, payment.isTestnet);
@@ -160,9 +158,9 @@ function notFoundAsNull(err: unknown): null {
   throw err;
 }
 
-async function findInvoice(deps: DaemonDeps, id: string): Promise<Invoice | null> {
+async function findInvoice(deps: DaemonDeps, id: string): Promise<BuyerInvoice | null> {
   if (!isIdShaped(id)) return null;
-  return loadInvoice(deps.common.db, id, null).catch(notFoundAsNull);
+  return buyerInvoice(deps, id).catch(notFoundAsNull);
 }
 
 /** What the page says above everything on a deployment that must never take real money. */
@@ -195,7 +193,7 @@ function networkInfo(name: string, network: ResolvedNetwork): NetworkInfo {
  * payment of this invoice can be on, keyed `${slug}:${payment.network}`, so a testnet payment (opened
  * through the gateway) is labelled, polled and paid on its own network, never on mainnet's.
  */
-async function chainTable(deps: DaemonDeps, invoice: Invoice) {
+async function chainTable(deps: DaemonDeps, invoice: BuyerInvoice) {
   const merchant = invoice.merchant;
   const choices = { acceptedChains: merchant.acceptedChains ?? null, acceptedCurrencies: merchant.acceptedCurrencies ?? null };
   const offered = await availabilityOf(deps).offered(choices, invoice.currency);
