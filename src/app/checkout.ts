@@ -11,8 +11,10 @@ import { readInvoice, type InvoiceSnapshot } from '../store/invoices.ts';
 import { openPayment, type OpenedPayment, type PaymentPlan } from '../store/open-payment.ts';
 import { countFreeUpTo } from '../store/wallet-pool.ts';
 import { referenceBlocks } from '../store/reference-ids.ts';
+import { gatewayCheckoutView } from '../domain/views.ts';
 import { availabilityOf } from './availability.ts';
 import type { DaemonDeps } from './deps.ts';
+import { idempotentWrite, storedAnswer, type WriteOutcome, type WriteRequest } from './idempotent-write.ts';
 
 /** A payment window never outlasts its invoice (spec: min(now + 30 min, invoice.expiresAt)). */
 export const PAYMENT_WINDOW_MS = 30 * 60_000;
@@ -121,6 +123,30 @@ export async function checkoutInvoice(deps: DaemonDeps, input: CheckoutInput, no
   const payment = await db.write((x) => openPayment(x, plan));
   await warnIfPoolLow(deps, plan);
   return { invoice: checkedOutInvoice(invoice), payment };
+}
+
+/**
+ * The signed gateway's checkout, an idempotent write: read, checked and priced before the write
+ * transaction opens (a rate may come over HTTP; no write lock is held meanwhile), then the claim,
+ * lease and payment row in the idempotency transaction. A retried key is replayed even when the
+ * checks fail now.
+ */
+export async function openGatewayCheckout(deps: DaemonDeps, request: WriteRequest, input: CheckoutInput, now = new Date()): Promise<WriteOutcome> {
+  const { db, log } = deps.common;
+  let planned: Awaited<ReturnType<typeof planCheckout>>;
+  try {
+    planned = await planCheckout(deps, input, now);
+  } catch (err) {
+    const stored = await storedAnswer(db, request.claim());
+    if (stored) return { answer: stored, replayed: true };
+    throw err;
+  }
+  const { plan } = planned;
+  const invoice = checkedOutInvoice(planned.invoice);
+  const outcome = await idempotentWrite(db, request, 201, async (x) => gatewayCheckoutView(invoice, await openPayment(x, plan)));
+  // Not awaited: the low-pool warning never delays the merchant's answer.
+  if (outcome.answer.status === 201 && !outcome.replayed) warnIfPoolLow(deps, plan).catch((err: unknown) => log.warn({ err }, 'could not count the free pool addresses after a checkout'));
+  return outcome;
 }
 
 function assertClaimable(invoice: InvoiceSnapshot, now: Date): void {

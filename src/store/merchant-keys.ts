@@ -1,20 +1,7 @@
+import type { AuthMerchant, MerchantKeys } from '../domain/merchant-auth.ts';
 import { SecretBoxError, type SecretBox } from '../domain/secret-box.ts';
 import type { Database } from './orm.ts';
 import { rawQuery } from './raw-sql.ts';
-
-/**
- * A merchant point as the gateway authenticates it: what the signature check and the scoping need,
- * with the secret already decrypted. Good while the stored `version` is the same.
- */
-export interface AuthMerchant {
-  id: string;
-  apiKey: string;
-  active: boolean;
-  version: number;
-  /** The decrypted API secret; null when its ciphertext does not open (`secretError` says why). */
-  secret: string | null;
-  secretError: string | null;
-}
 
 interface MerchantAuthRow {
   id: string;
@@ -36,7 +23,7 @@ interface MerchantAuthRow {
  * Only active points are cached, so an unknown or disabled key always reads the database (callers
  * count such requests against the service-wide rate limits first).
  */
-export class MerchantKeyCache {
+export class MerchantKeyCache implements MerchantKeys {
   private readonly byKey = new Map<string, AuthMerchant>();
 
   constructor(

@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { GatewayError } from '../../domain/errors.ts';
-import type { AuthMerchant, MerchantKeyCache } from '../../store/merchant-keys.ts';
+import type { AuthMerchant, MerchantKeys } from '../../domain/merchant-auth.ts';
 import { canonicalString, hmacHex, sha256Hex } from '../../sdk/sign-request.ts';
 import { rawBody } from '../validation.ts';
 
@@ -27,7 +27,7 @@ function signatureMatches(secret: string, given: string, message: string): boole
  * write found the cached version stale); `confirm` checks a cached entry's version. A cached entry that fails the signature is re-checked
  * against the database once, in case the secret was rotated by another process.
  */
-export async function authenticate(req: FastifyRequest, cache: MerchantKeyCache, options: { fresh?: boolean; confirm?: boolean; nowMs?: number } = {}): Promise<AuthMerchant> {
+export async function authenticate(req: FastifyRequest, cache: MerchantKeys, options: { fresh?: boolean; confirm?: boolean; nowMs?: number } = {}): Promise<AuthMerchant> {
   const nowMs = options.nowMs ?? Date.now();
   const apiKey = header(req, 'x-api-key');
   if (!apiKey) throw new GatewayError('API_KEY_INVALID', 'X-API-Key header is missing');
