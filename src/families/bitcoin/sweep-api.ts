@@ -65,7 +65,7 @@ export function createSweepApi(network: ResolvedNetwork, config: Config): Bitcoi
 }
 
 /** A retryable HTTP answer (rate limit, server trouble) as opposed to a refusal. */
-class Transient extends Error {}
+class Transient extends ChainError {}
 
 function esploraApi(baseUrl: string, timeoutMs: number): BitcoinSweepApi {
   const base = baseUrl.replace(/\/+$/, '');

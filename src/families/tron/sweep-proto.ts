@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { BaseError } from '../../domain/errors.ts';
 
 // The few protobuf messages a Tron sweep signs (java-tron protocol/src/main/protos/core/Tron.proto
 // `Transaction`, `Transaction.raw`, `Transaction.Contract`; contract/balance_contract.proto,
@@ -42,7 +43,7 @@ export interface TronRaw {
   contract: TronContract;
 }
 
-export class TronProtoError extends Error {
+export class TronProtoError extends BaseError {
   override readonly name = 'TronProtoError';
 }
 
