@@ -11,7 +11,7 @@ import { registerServiceWideLimits } from '../http/rate-limit.ts';
 import { createRateLimitCounters } from '../http/rate-limit-store.ts';
 import { createDeps, type DaemonDeps } from '../app/deps.ts';
 import { offerReport, type NetworkOffer, type NotOfferedCode } from '../app/availability.ts';
-import { IndexerCursor } from '../store/entities/indexer-cursor.entity.ts';
+import { indexerCursors } from '../store/indexer-cursor.ts';
 import { merchantKeyCache } from '../store/merchant-keys.ts';
 import { UsageError } from '../domain/errors.ts';
 import { readiness, type Readiness } from '../app/health.ts';
@@ -155,7 +155,7 @@ async function warnAtStart(deps: DaemonDeps): Promise<void> {
   // there would wait forever. (With it on, the summary below says "no indexer" for them.)
   if (config.checkout.indexerStaleAfterSeconds === null) {
     const enabled = Object.values(deps.registry.chains).filter((c) => c.enabled);
-    const cursors = new Set((await db.em().find(IndexerCursor, {}, { fields: ['chain'] })).map((c) => c.chain));
+    const cursors = new Set((await indexerCursors(db)).map((c) => c.chain));
     const neverIndexed = enabled.filter((c) => !cursors.has(c.slug)).map((c) => c.slug);
     if (neverIndexed.length) {
       log.warn({ chains: neverIndexed }, 'checkout.indexerStaleAfterSeconds is null and no indexer has run yet for these enabled chains: their payments would never be seen; start `chaingate index <chain>` for each (docs/indexers.md), or disable them with chains.<slug>.enabled: false');

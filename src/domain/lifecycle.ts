@@ -148,6 +148,12 @@ export const TRANSFER_TRANSITIONS = {
   reorged: { from: ['CREDITED', 'UNMATCHED', 'LATE', 'EXTRA', 'NOT_CREDITED', 'REVERTED'], to: 'REORGED', event: null },
 } as const satisfies Record<string, Transition<TransferStatus, never>>;
 
+/**
+ * The blockHash of a cursor row an indexer wrote before it read any block (it failed first, see
+ * recordIndexerFailure in src/indexer/run-indexer.ts): a failure to show, no position, no report.
+ */
+export const NO_BLOCK_YET = '';
+
 export type PoolAddressStatus = 'FREE' | 'LEASED';
 /** A pool address is leased once, to one payment, for good (docs/wallets.md): nothing moves it back. */
 export const POOL_TRANSITIONS = {

@@ -1,11 +1,10 @@
-import { IndexerCursor } from '../store/entities/indexer-cursor.entity.ts';
-import { Payment } from '../store/entities/payment.entity.ts';
 import type { Executor } from '../store/executor.ts';
 import {
   cursorRow,
   dropBlocksAbove,
   fenceLease,
   findTransfer,
+  hasInFlightPayment,
   inFlightPayments,
   moveCursor,
   paymentOfTransfer,
@@ -15,10 +14,11 @@ import {
   type CursorRow,
 } from '../store/ledger-rows.ts';
 import type { Database } from '../store/orm.ts';
+import { poolReader } from '../store/raw-sql.ts';
 import { applyDepth, failPayment, recomputeCredit, type DepthContext } from '../store/payment-transitions.ts';
 import { paymentById, type StoredPayment } from '../store/records.ts';
 import { emitPaymentEvent, markReorged, recordTransfer } from '../store/lifecycle.ts';
-import { classifyTransfer, IN_FLIGHT_PAYMENT_STATUSES, isInFlight, type Classification } from '../domain/lifecycle.ts';
+import { classifyTransfer, isInFlight, type Classification } from '../domain/lifecycle.ts';
 import { formatUnits } from '../domain/money.ts';
 import type { BlockRef, SeenTransfer } from '../families/source.ts';
 import { BaseError, ChainError } from '../domain/errors.ts';
@@ -35,10 +35,6 @@ export interface ChainKey {
   chain: string;
   network: string;
   isTestnet: boolean;
-}
-
-export async function readCursor(db: Database, key: ChainKey): Promise<IndexerCursor | null> {
-  return db.em().findOne(IndexerCursor, { chain: key.chain, network: key.network });
 }
 
 /** What a transfer means for its payment (pure rules in src/domain/lifecycle.ts). */
@@ -242,7 +238,7 @@ export async function rollbackTo(db: Database, key: ChainKey, fork: BlockRef): P
 
 /** Whether any payment of this chain is counting confirmations (or waiting for finality). */
 export async function hasInFlight(db: Database, key: ChainKey): Promise<boolean> {
-  return (await db.em().count(Payment, { blockchain: key.chain, isTestnet: key.isTestnet, status: { $in: [...IN_FLIGHT_PAYMENT_STATUSES] } })) > 0;
+  return hasInFlightPayment(poolReader(db), key);
 }
 
 /**

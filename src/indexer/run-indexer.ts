@@ -1,10 +1,10 @@
-import { IndexedBlock } from '../store/entities/indexed-block.entity.ts';
-import { placeCursor, recordFailure, recordHead, releaseLease, takeLease, takeOverLease, type CursorPlacement } from '../store/indexer-cursor.ts';
+import { indexerCursor, placeCursor, recordFailure, recordHead, releaseLease, takeLease, takeOverLease, type CursorPlacement } from '../store/indexer-cursor.ts';
+import { windowBlocks } from '../store/ledger-rows.ts';
 import type { Database } from '../store/orm.ts';
-import { NO_BLOCK_YET } from '../store/entities/indexer-cursor.entity.ts';
+import { poolReader } from '../store/raw-sql.ts';
 import type { Logger } from '../logger.ts';
 import { leaseOwnerId, ownerIsGone } from './lease-owner.ts';
-import { applyFinality, applyRange, DeepReorgError, hasInFlight, LeaseLostError, readCursor, rollbackTo, type ChainKey } from './ledger.ts';
+import { applyFinality, applyRange, DeepReorgError, hasInFlight, LeaseLostError, rollbackTo, type ChainKey } from './ledger.ts';
 import { backoffMs, RpcAborted, sleep } from '../families/retry.ts';
 import { faultText, onRpcFault, type RpcFault } from '../families/rpc-metrics.ts';
 import { ReorgDuringFetch, RpcUnsupportedError, type BlockRef, type ChainSource } from '../families/source.ts';
@@ -100,7 +100,7 @@ export function startIndexer(options: IndexerOptions): Indexer {
     const until = new Date(now.getTime() + leaseMs);
     if (await db.write((x) => takeLease(x, key, owner, until, now))) return true;
     // A holder on this machine that no longer runs (kill -9, a crash) is not waited out.
-    const holder = (await readCursor(db, key))?.leaseOwner;
+    const holder = (await indexerCursor(db, key))?.leaseOwner;
     if (!holder || !ownerIsGone(holder)) return false;
     const taken = await db.write((x) => takeOverLease(x, key, holder, owner, until));
     if (taken) log.info({ chain: key.chain, network: key.network, previous: holder }, 'took over the lease of an indexer that no longer runs');
@@ -108,9 +108,9 @@ export function startIndexer(options: IndexerOptions): Indexer {
   }
 
   async function ensureCursor(): Promise<void> {
-    const found = await readCursor(db, key);
+    const found = await indexerCursor(db, key);
     // A row recorded by a failure before any block was read is no position: initialise it.
-    const existing = found && found.blockHash === NO_BLOCK_YET ? null : found;
+    const existing = found?.placed ? found : null;
     if (existing && options.fromBlock === undefined) return;
     if (existing?.leaseOwner && existing.leaseOwner !== owner && existing.leaseUntil && existing.leaseUntil > new Date()) return; // the holder keeps its cursor
     const head = await source.head();
@@ -124,11 +124,10 @@ export function startIndexer(options: IndexerOptions): Indexer {
 
   /** Walk back from the cursor to the newest block whose stored hash the chain still has. */
   async function findForkPoint(cursorNumber: bigint): Promise<BlockRef> {
-    const stored = await db.em().find(IndexedBlock, { chain: key.chain, network: key.network }, { orderBy: { number: 'desc' } });
+    const stored = await windowBlocks(poolReader(db), key);
     for (const s of stored) {
-      const n = BigInt(s.number);
-      if (n > cursorNumber) continue;
-      const onChain = await source.blockAt(n);
+      if (s.number > cursorNumber) continue;
+      const onChain = await source.blockAt(s.number);
       if (onChain && onChain.hash === s.hash) return onChain;
     }
     throw new DeepReorgError(
@@ -137,16 +136,16 @@ export function startIndexer(options: IndexerOptions): Indexer {
   }
 
   /** The newest block of the unfinalized window: what the chain must still have. */
-  async function newestStored(): Promise<IndexedBlock | null> {
-    const [newest] = await db.em().find(IndexedBlock, { chain: key.chain, network: key.network }, { orderBy: { number: 'desc' }, limit: 1 });
+  async function newestStored(): Promise<{ number: bigint; hash: string } | null> {
+    const [newest] = await windowBlocks(poolReader(db), key, 1);
     return newest ?? null;
   }
 
   async function checkReorg(): Promise<void> {
-    const cursor = await readCursor(db, key);
+    const cursor = await indexerCursor(db, key);
     const newest = await newestStored();
     if (!cursor || !newest) return;
-    const n = BigInt(newest.number);
+    const n = newest.number;
     const onChain = await source.blockAt(n);
     if (onChain && onChain.hash === newest.hash) return;
     const fork = await findForkPoint(n);
@@ -170,9 +169,9 @@ export function startIndexer(options: IndexerOptions): Indexer {
     const head = await source.head();
     // Idle polls stay cheap: the tip is re-checked when the chain moved (a tip replaced at the same
     // height is caught with the next block), and finality is read only when a payment waits for it.
-    const before = BigInt((await readCursor(db, key))!.blockNumber);
+    const before = BigInt((await indexerCursor(db, key))!.blockNumber);
     if (head !== before) await checkReorg();
-    const cursor = (await readCursor(db, key))!;
+    const cursor = (await indexerCursor(db, key))!;
     const next = BigInt(cursor.blockNumber) + 1n;
     const waiting = next > head ? await hasInFlight(db, key) : true;
     const finalized = source.finalized && waiting ? await source.finalized() : null;

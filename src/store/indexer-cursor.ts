@@ -1,11 +1,85 @@
 import { newId } from '../domain/ids.ts';
-import { NO_BLOCK_YET } from './entities/indexer-cursor.entity.ts';
+import { NO_BLOCK_YET } from '../domain/lifecycle.ts';
 import type { Executor } from './executor.ts';
 import type { ChainRef, WindowBlock } from './ledger-rows.ts';
+import type { Database } from './orm.ts';
+import { nullableDate, dateOf, poolReader } from './raw-sql.ts';
 
 // The indexer's own writes to its cursor row outside a range (src/indexer/run-indexer.ts): the
 // lease, what the node said, failures, and where a first start begins. What a range writes (the
-// fence, the position, the window of block hashes) is in src/store/ledger-rows.ts.
+// fence, the position, the window of block hashes) is in src/store/ledger-rows.ts. The cursor rows
+// are read here too, for the indexer, `chaingate status`, /metrics and the start-up checks.
+
+/** A cursor row as its readers see it. */
+export interface IndexerCursorRow {
+  id: string;
+  chain: string;
+  network: string;
+  /** The processed height (a decimal string); meaningless while `placed` is false. */
+  blockNumber: string;
+  /** False for a row a failure wrote before the indexer read any block: no position, no report. */
+  placed: boolean;
+  /** Unix seconds of the newest processed block (a decimal string), when known. */
+  blockTime: string | null;
+  leaseOwner: string | null;
+  leaseUntil: Date | null;
+  headNumber: string | null;
+  finalizedNumber: string | null;
+  headSeenAt: Date | null;
+  lastError: string | null;
+  lastErrorAt: Date | null;
+  updatedAt: Date;
+}
+
+interface RawCursor {
+  id: string;
+  chain: string;
+  network: string;
+  block_number: string;
+  block_hash: string;
+  block_time: string | number | null;
+  lease_owner: string | null;
+  lease_until: unknown;
+  head_number: string | null;
+  finalized_number: string | null;
+  head_seen_at: unknown;
+  last_error: string | null;
+  last_error_at: unknown;
+  updated_at: unknown;
+}
+
+const CURSOR_COLUMNS =
+  'id, chain, network, block_number, block_hash, block_time, lease_owner, lease_until, head_number, finalized_number, head_seen_at, last_error, last_error_at, updated_at';
+
+function cursorOf(r: RawCursor): IndexerCursorRow {
+  return {
+    id: r.id,
+    chain: r.chain,
+    network: r.network,
+    blockNumber: r.block_number,
+    placed: r.block_hash !== NO_BLOCK_YET,
+    blockTime: r.block_time === null ? null : String(r.block_time),
+    leaseOwner: r.lease_owner,
+    leaseUntil: nullableDate(r.lease_until),
+    headNumber: r.head_number,
+    finalizedNumber: r.finalized_number,
+    headSeenAt: nullableDate(r.head_seen_at),
+    lastError: r.last_error,
+    lastErrorAt: nullableDate(r.last_error_at),
+    updatedAt: dateOf(r.updated_at),
+  };
+}
+
+/** Every indexer's cursor, by chain and network. */
+export async function indexerCursors(db: Database): Promise<IndexerCursorRow[]> {
+  return (await poolReader(db).all<RawCursor>(`select ${CURSOR_COLUMNS} from indexer_cursor order by chain, network`)).map(cursorOf);
+}
+
+/** The cursor of one chain and network, if its indexer has written one. */
+export async function indexerCursor(db: Database, key: ChainRef): Promise<IndexerCursorRow | null> {
+  const row = await poolReader(db).get<RawCursor>(`select ${CURSOR_COLUMNS} from indexer_cursor where chain = ? and network = ?`, [key.chain, key.network]);
+  return row ? cursorOf(row) : null;
+}
 
 /** Takes or renews the lease when it is free, expired or already ours. */
 export async function takeLease(x: Executor, key: ChainRef, owner: string, until: Date, now: Date): Promise<boolean> {

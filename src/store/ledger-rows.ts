@@ -82,6 +82,15 @@ export async function dropBlocksAbove(x: Executor, key: ChainRef, number: bigint
   await x.run('delete from indexed_block where chain = ? and network = ? and number > ?', [key.chain, key.network, number.toString()]);
 }
 
+/** The window's blocks, newest first (at most `limit`). */
+export async function windowBlocks(r: Reader, key: ChainRef, limit?: number): Promise<{ number: bigint; hash: string }[]> {
+  const rows = await r.all<{ number: string | number; hash: string }>(
+    `select number, hash from indexed_block where chain = ? and network = ? order by number desc${limit === undefined ? '' : ' limit ?'}`,
+    limit === undefined ? [key.chain, key.network] : [key.chain, key.network, limit],
+  );
+  return rows.map((b) => ({ number: BigInt(b.number), hash: b.hash }));
+}
+
 /** Unix seconds of the first stored block at or above `height` that has a time. */
 export async function storedBlockTime(r: Reader, key: ChainRef, height: bigint): Promise<bigint | null> {
   const row = await r.get<{ timestamp: string | number }>(
@@ -152,6 +161,11 @@ export async function paymentOfTransfer(
 }
 
 const IN_FLIGHT = IN_FLIGHT_PAYMENT_STATUSES.map((s) => `'${s}'`).join(', ');
+
+/** Whether any payment of this chain is counting confirmations (or waiting for finality). */
+export async function hasInFlightPayment(r: Reader, key: { chain: string; isTestnet: boolean }): Promise<boolean> {
+  return (await r.get(`select 1 as x from payment where blockchain = ? and is_testnet = ? and status in (${IN_FLIGHT}) limit 1`, [key.chain, key.isTestnet])) !== undefined;
+}
 
 /** Ids of this chain's payments counting confirmations (or waiting for finality). */
 export async function inFlightPayments(r: Reader, key: { chain: string; isTestnet: boolean }): Promise<string[]> {

@@ -1,11 +1,8 @@
 import { defineEntity, p } from '@mikro-orm/core';
 import { idProperty, updatedAtProperty } from './base.ts';
 
-/**
- * The blockHash of a cursor row an indexer wrote before it read any block (it failed first, see
- * recordIndexerFailure in src/indexer/run-indexer.ts): a failure to show, no position, no report.
- */
-export const NO_BLOCK_YET = '';
+// Kept for the callers that still take it from here; it belongs to src/domain/lifecycle.ts.
+export { NO_BLOCK_YET } from '../../domain/lifecycle.ts';
 
 /** Last processed block per chain and network, written in the same transaction as what that range held. */
 const IndexerCursorSchema = defineEntity({
