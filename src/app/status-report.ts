@@ -1,10 +1,10 @@
-import { IndexerCursor, NO_BLOCK_YET } from '../store/entities/indexer-cursor.entity.ts';
-import { WebhookAttempt } from '../store/entities/webhook-attempt.entity.ts';
-import { MerchantPoint } from '../store/entities/merchant-point.entity.ts';
+import { indexerCursors } from '../store/indexer-cursor.ts';
 import type { Database } from '../store/orm.ts';
 import { migrationStatus } from '../store/migrate.ts';
 import { countPools, type PoolCount } from '../store/wallet-pool.ts';
 import { sweptTotals } from '../store/sweeps.ts';
+import { countByStatus, merchantCounts } from '../store/status-counts.ts';
+import { failedAttemptsSince, oldestPendingDue } from '../store/webhook-deliveries.ts';
 import { CHAIN_DEFAULTS } from '../chains/chain-defaults.ts';
 import { isChainSlug } from '../chains/slugs.ts';
 import { formatUnits } from '../domain/money.ts';
@@ -53,12 +53,6 @@ export interface StatusReport {
   generatedAt: string;
 }
 
-async function countBy(db: Database, table: 'invoice' | 'payment' | 'webhook_delivery', column: 'status' | 'state'): Promise<Record<string, number>> {
-  const rows = await db.em().execute<{ k: string; n: number | string }[]>(`select ${column} as k, count(*) as n from ${table} group by ${column}`);
-  return Object.fromEntries(rows.map((r) => [r.k, Number(r.n)]));
-}
-
-
 /** A coin's decimals from the registry's defaults (sweeps record atomic units per symbol). */
 function decimalsOf(chain: string, isTestnet: boolean, symbol: string): number {
   if (!isChainSlug(chain)) return 0;
@@ -77,28 +71,22 @@ export async function statusReport(
 ): Promise<StatusReport> {
   const em = db.em();
   const since = new Date(now.getTime() - recentMinutes * 60_000);
-  const failedAttempts = await em.find(
-    WebhookAttempt,
-    { attemptedAt: { $gte: since }, $or: [{ statusCode: null }, { statusCode: { $lt: 200 } }, { statusCode: { $gte: 300 } }] },
-    { orderBy: { attemptedAt: 'desc' }, limit: 20 },
-  );
-  const [{ pending }, merchants, active, invoices, payments, pools, cursors, deliveries, swept] = await Promise.all([
+  const failedAttempts = await failedAttemptsSince(db, since, 20);
+  const [{ pending }, merchants, invoices, payments, pools, cursors, deliveries, swept] = await Promise.all([
     migrationStatus(db),
-    em.count(MerchantPoint, {}),
-    em.count(MerchantPoint, { active: true }),
-    countBy(db, 'invoice', 'status'),
-    countBy(db, 'payment', 'status'),
+    merchantCounts(db),
+    countByStatus(db, 'invoice'),
+    countByStatus(db, 'payment'),
     countPools(em),
-    em.find(IndexerCursor, {}, { orderBy: { chain: 'asc', network: 'asc' } }),
-    countBy(db, 'webhook_delivery', 'state'),
+    indexerCursors(db),
+    countByStatus(db, 'webhook_delivery'),
     sweptTotals(em),
   ]);
   const offered = offers ? await offerReport({ ...offers, db }, now) : [];
-  const oldest = await em.execute<{ t: unknown }[]>(`select min(next_attempt_at) as t from webhook_delivery where state = 'PENDING'`);
-  const t = oldest[0]?.t;
+  const oldestDue = await oldestPendingDue(db);
   return {
     database: { url: db.url, dialect: db.dialect, pendingMigrations: pending.length },
-    merchants: { total: merchants, active },
+    merchants,
     invoices,
     payments,
     pools,
@@ -109,12 +97,12 @@ export async function statusReport(
     indexers: cursors.map((c) => ({
       chain: c.chain,
       network: c.network,
-      block: c.blockHash === NO_BLOCK_YET ? null : c.blockNumber,
-      updatedAt: c.blockHash === NO_BLOCK_YET ? null : c.updatedAt.toISOString(),
+      block: c.placed ? c.blockNumber : null,
+      updatedAt: c.placed ? c.updatedAt.toISOString() : null,
       running: Boolean(c.leaseOwner && c.leaseUntil && c.leaseUntil > now),
       leaseOwner: c.leaseOwner ?? null,
       head: c.headNumber ?? null,
-      lagBlocks: c.headNumber && c.blockHash !== NO_BLOCK_YET ? Math.max(0, Number(c.headNumber) - Number(c.blockNumber)) : null,
+      lagBlocks: c.headNumber && c.placed ? Math.max(0, Number(c.headNumber) - Number(c.blockNumber)) : null,
       lastPollAgeSeconds: c.headSeenAt ? Math.max(0, Math.round((now.getTime() - c.headSeenAt.getTime()) / 1000)) : null,
       failing: Boolean(c.lastError),
       failingSince: c.lastError ? (c.lastErrorAt?.toISOString() ?? null) : null,
@@ -133,7 +121,7 @@ export async function statusReport(
       pending: deliveries.PENDING ?? 0,
       failed: deliveries.FAILED ?? 0,
       delivered: deliveries.DELIVERED ?? 0,
-      oldestPendingAt: t === null || t === undefined ? null : new Date(typeof t === 'string' && /^\d+$/.test(t) ? Number(t) : (t as string | number | Date)).toISOString(),
+      oldestPendingAt: oldestDue?.toISOString() ?? null,
     },
     offers: offered,
     generatedAt: now.toISOString(),

@@ -1,8 +1,9 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { IndexerCursor } from '../store/entities/indexer-cursor.entity.ts';
 import type { ResolvedRegistry } from '../chains/registry.ts';
 import type { Database } from '../store/orm.ts';
-import { NO_BLOCK_YET } from '../store/entities/indexer-cursor.entity.ts';
+import { indexerCursors } from '../store/indexer-cursor.ts';
+import { countByStatus } from '../store/status-counts.ts';
+import { oldestPendingDue } from '../store/webhook-deliveries.ts';
 import { countPools } from '../store/wallet-pool.ts';
 import { registerRequestTable } from './request-table.ts';
 
@@ -18,11 +19,6 @@ export interface DaemonMetrics {
   observeWebhookDelivered(latencySeconds: number): void;
   /** Requests the shared rate-limit store let through undecided, and why (error, timeout, unavailable). */
   observeRateLimitFailOpen(reason: string, requests: number): void;
-}
-
-async function countBy(db: Database, table: 'invoice' | 'payment' | 'webhook_delivery', column: 'status' | 'state'): Promise<Record<string, number>> {
-  const rows = await db.em().execute<{ k: string; n: number | string }[]>(`select ${column} as k, count(*) as n from ${table} group by ${column}`);
-  return Object.fromEntries(rows.map((r) => [r.k, Number(r.n)]));
 }
 
 /** payment.network of a chain's mainnet or testnet; the slug's own word for a chain the registry does not know. */
@@ -84,28 +80,26 @@ export function createDaemonMetrics(db: Database, chains: ResolvedRegistry): Dae
   async function refresh(): Promise<void> {
     const now = Date.now();
     const [inv, pay, del, pools, cursors, oldest] = await Promise.all([
-      countBy(db, 'invoice', 'status'),
-      countBy(db, 'payment', 'status'),
-      countBy(db, 'webhook_delivery', 'state'),
+      countByStatus(db, 'invoice'),
+      countByStatus(db, 'payment'),
+      countByStatus(db, 'webhook_delivery'),
       countPools(db.em()),
-      db.em().find(IndexerCursor, {}),
-      db.em().execute<{ t: unknown }[]>(`select min(next_attempt_at) as t from webhook_delivery where state = 'PENDING'`),
+      indexerCursors(db),
+      oldestPendingDue(db),
     ]);
     setAll(invoices, inv, 'status');
     setAll(payments, pay, 'status');
     setAll(deliveries, del, 'state');
-    const t = oldest[0]?.t;
-    const due = t === null || t === undefined ? null : new Date(typeof t === 'string' && /^\d+$/.test(t) ? Number(t) : (t as string | number | Date)).getTime();
-    oldestDue.set(due === null ? 0 : Math.max(0, (now - due) / 1000));
+    oldestDue.set(oldest === null ? 0 : Math.max(0, (now - oldest.getTime()) / 1000));
     poolFree.reset();
     // Labelled with the network's name (MAINNET, SEPOLIA, DEVNET), as the indexer series are.
     for (const p of pools) poolFree.set({ chain: p.chain, network: networkName(chains, p.chain, p.isTestnet) }, p.free);
     for (const g of [head, height, finalized, lagBlocks, lagSeconds, seen, up, failing, lastError]) g.reset();
     for (const c of cursors) {
       const l = { chain: c.chain, network: c.network };
-      const placed = c.blockHash !== NO_BLOCK_YET; // else it failed before reading a block: no height yet
-      if (placed) height.set(l, Number(c.blockNumber));
-      if (c.headNumber && placed) {
+      // Not placed: it failed before reading a block, so no height yet.
+      if (c.placed) height.set(l, Number(c.blockNumber));
+      if (c.headNumber && c.placed) {
         head.set(l, Number(c.headNumber));
         lagBlocks.set(l, Math.max(0, Number(c.headNumber) - Number(c.blockNumber)));
       }

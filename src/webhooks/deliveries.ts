@@ -1,13 +1,10 @@
-import type { FilterQuery } from '@mikro-orm/core';
-import type { EntityManager } from '@mikro-orm/sql';
-import { WebhookAttempt } from '../store/entities/webhook-attempt.entity.ts';
-import { WebhookDelivery, type DeliveryState } from '../store/entities/webhook-delivery.entity.ts';
-import { WebhookEvent } from '../store/entities/webhook-event.entity.ts';
+import type { DeliveryStatus } from '../domain/lifecycle.ts';
 import { ANY_DUE_SQL, insertAttempt, insertDelivery, insertEvent, leaseDueDeliveries, releaseDeliveries } from '../store/events.ts';
 import type { Executor } from '../store/executor.ts';
 import type { Database } from '../store/orm.ts';
 import { nullableDate, poolReader } from '../store/raw-sql.ts';
 import { moveDelivery } from '../store/lifecycle.ts';
+import { eventsWithDeliveries, failedEventIds, leasedDelivery, type LeasedDelivery } from '../store/webhook-deliveries.ts';
 import { UsageError } from '../domain/errors.ts';
 import type { PostResult } from './post.ts';
 
@@ -30,8 +27,8 @@ export async function claimDueDeliveries(
 }
 
 /** A delivery this owner holds the lease of, with its event and merchant point; null if it lost it. */
-export async function loadLeasedDelivery(em: EntityManager, id: string, owner: string): Promise<WebhookDelivery | null> {
-  return em.findOne(WebhookDelivery, { id, leaseOwner: owner, state: 'PENDING' }, { populate: ['event', 'event.merchant'] });
+export async function loadLeasedDelivery(db: Database, id: string, owner: string): Promise<LeasedDelivery | null> {
+  return leasedDelivery(poolReader(db), id, owner);
 }
 
 export interface AttemptRecord {
@@ -41,7 +38,7 @@ export interface AttemptRecord {
   url: string | null;
   attemptedAt: Date;
   result: PostResult;
-  state: DeliveryState;
+  state: DeliveryStatus;
   nextAttemptAt: Date | null;
 }
 
@@ -83,20 +80,6 @@ export async function releaseLease(db: Database, input: { deliveryIds: string[];
   await db.write((x) => releaseDeliveries(x, { ...input, now: new Date() }));
 }
 
-/** Ids of events (optionally of one merchant point, created since a time) whose latest delivery FAILED. */
-async function failedEventIds(em: EntityManager, filter: { merchantId?: string; since?: Date }): Promise<string[]> {
-  const eventWhere: FilterQuery<WebhookEvent> = {};
-  if (filter.merchantId) eventWhere.merchant = filter.merchantId;
-  if (filter.since) eventWhere.createdAt = { $gte: filter.since };
-  const failed = await em.find(WebhookDelivery, { state: 'FAILED', event: eventWhere }, { fields: ['event'] });
-  const ids = [...new Set(failed.map((d) => d.event.id))];
-  if (ids.length === 0) return [];
-  const all = await em.find(WebhookDelivery, { event: { $in: ids } }, { fields: ['event', 'state', 'createdAt'], orderBy: { createdAt: 'asc', id: 'asc' } });
-  const latest = new Map<string, DeliveryState>();
-  for (const d of all) latest.set(d.event.id, d.state);
-  return ids.filter((id) => latest.get(id) === 'FAILED');
-}
-
 export interface AttemptView {
   attemptNumber: number | null;
   attemptedAt: string;
@@ -110,7 +93,7 @@ export interface AttemptView {
 export interface DeliveryView {
   id: string;
   replayOf: string | null;
-  state: DeliveryState;
+  state: DeliveryStatus;
   attemptCount: number;
   nextAttemptAt: string | null;
   deliveredAt: string | null;
@@ -128,7 +111,7 @@ export interface EventView {
   invoiceId: string | null;
   createdAt: string;
   /** State of the latest delivery; NONE when the event was never sent (no webhook URL, not subscribed). */
-  state: DeliveryState | 'NONE';
+  state: DeliveryStatus | 'NONE';
   deliveries: DeliveryView[];
 }
 
@@ -142,56 +125,46 @@ export interface ListEventsFilter {
 
 /** Events, newest first, each with its deliveries (oldest first) and their attempts. */
 export async function listEvents(db: Database, filter: ListEventsFilter): Promise<EventView[]> {
-  const em = db.em();
-  const where: FilterQuery<WebhookEvent> = {};
-  if (filter.merchantId) where.merchant = filter.merchantId;
-  if (filter.since) where.createdAt = { $gte: filter.since };
-  if (filter.failed) where.id = { $in: await failedEventIds(em, filter) };
-  const events = await em.find(WebhookEvent, where, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: filter.limit });
-  if (events.length === 0) return [];
-  const deliveries = await em.find(WebhookDelivery, { event: { $in: events.map((e) => e.id) } }, { orderBy: { createdAt: 'asc', id: 'asc' } });
-  const attempts = deliveries.length
-    ? await em.find(WebhookAttempt, { delivery: { $in: deliveries.map((d) => d.id) } }, { orderBy: { attemptedAt: 'asc', id: 'asc' } })
-    : [];
+  const { events, deliveries, attempts } = await eventsWithDeliveries(db, filter);
   const attemptsOf = new Map<string, AttemptView[]>();
   for (const a of attempts) {
-    const list = attemptsOf.get(a.delivery.id) ?? [];
+    const list = attemptsOf.get(a.deliveryId) ?? [];
     list.push({
-      attemptNumber: a.attemptNumber ?? null,
+      attemptNumber: a.attemptNumber,
       attemptedAt: a.attemptedAt.toISOString(),
-      url: a.url ?? null,
-      statusCode: a.statusCode ?? null,
+      url: a.url,
+      statusCode: a.statusCode,
       durationMs: a.durationMs,
-      error: a.error ?? null,
-      responseBody: a.responseBody ?? null,
+      error: a.error,
+      responseBody: a.responseBody,
     });
-    attemptsOf.set(a.delivery.id, list);
+    attemptsOf.set(a.deliveryId, list);
   }
   const deliveriesOf = new Map<string, DeliveryView[]>();
   for (const d of deliveries) {
-    const list = deliveriesOf.get(d.event.id) ?? [];
+    const list = deliveriesOf.get(d.eventId) ?? [];
     list.push({
       id: d.id,
-      replayOf: d.replayOf ?? null,
+      replayOf: d.replayOf,
       state: d.state,
       attemptCount: d.attemptCount,
       nextAttemptAt: iso(d.nextAttemptAt),
       deliveredAt: iso(d.deliveredAt),
-      lastStatusCode: d.lastStatusCode ?? null,
-      lastError: d.lastError ?? null,
+      lastStatusCode: d.lastStatusCode,
+      lastError: d.lastError,
       createdAt: d.createdAt.toISOString(),
       attempts: attemptsOf.get(d.id) ?? [],
     });
-    deliveriesOf.set(d.event.id, list);
+    deliveriesOf.set(d.eventId, list);
   }
   return events.map((e) => {
     const ds = deliveriesOf.get(e.id) ?? [];
     return {
       id: e.id,
       type: e.type,
-      merchantId: e.merchant.id,
-      paymentId: e.paymentId ?? null,
-      invoiceId: e.invoiceId ?? null,
+      merchantId: e.merchantId,
+      paymentId: e.paymentId,
+      invoiceId: e.invoiceId,
       createdAt: e.createdAt.toISOString(),
       state: ds.at(-1)?.state ?? 'NONE',
       deliveries: ds,
@@ -216,7 +189,7 @@ async function replayIn(x: Executor, eventId: string, now: Date): Promise<Replay
   );
   if (!event) throw new UsageError(`no webhook event with id ${JSON.stringify(eventId)}`);
   if (!event.webhook_url) throw noWebhookUrl(event.merchant_id);
-  const deliveries = await x.all<{ id: string; state: DeliveryState; replay_of: string | null; next_attempt_at: unknown }>(
+  const deliveries = await x.all<{ id: string; state: DeliveryStatus; replay_of: string | null; next_attempt_at: unknown }>(
     'select id, state, replay_of, next_attempt_at from webhook_delivery where event_id = ? order by created_at, id',
     [event.id],
   );
@@ -240,7 +213,7 @@ export async function replayFailed(
   filter: { merchantId?: string; since?: Date },
   now = new Date(),
 ): Promise<{ replayed: ReplayResult[]; skipped: { eventId: string; reason: string }[] }> {
-  const ids = await failedEventIds(db.em(), filter);
+  const ids = await failedEventIds(db, filter);
   const replayed: ReplayResult[] = [];
   const skipped: { eventId: string; reason: string }[] = [];
   for (const id of ids) {

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Common } from '../common.ts';
-import type { MerchantPoint } from '../store/entities/merchant-point.entity.ts';
-import type { DeliveryState } from '../store/entities/webhook-delivery.entity.ts';
-import type { WebhookEvent } from '../store/entities/webhook-event.entity.ts';
+import type { DeliveryStatus } from '../domain/lifecycle.ts';
+import type { LeasedDelivery } from '../store/webhook-deliveries.ts';
 import { openSecret } from '../store/merchants.ts';
 import { claimDueDeliveries, loadLeasedDelivery, recordAttempt, releaseLease } from './deliveries.ts';
 import { postWebhook, type PostInput, type PostResult } from './post.ts';
@@ -27,7 +26,7 @@ export interface AttemptOutcome {
   error: string | null;
   responseBody: string | null;
   /** The delivery's state after this attempt. */
-  state: DeliveryState;
+  state: DeliveryStatus;
   nextAttemptAt: Date | null;
 }
 
@@ -75,7 +74,7 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
   let abort = new AbortController();
 
   /** One HTTP attempt; `final` when retrying cannot help (no URL any more). */
-  async function send(event: WebhookEvent, merchant: MerchantPoint, url: string | null, attemptNumber: number): Promise<{ result: PostResult; final: boolean }> {
+  async function send(event: LeasedDelivery['event'], merchant: LeasedDelivery['merchant'], url: string | null, attemptNumber: number): Promise<{ result: PostResult; final: boolean }> {
     // Removed since the event was recorded: nothing to retry towards.
     if (!url) return { result: failure('the merchant point has no webhook URL'), final: true };
     let secret: string;
@@ -100,10 +99,10 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
   }
 
   async function attempt(deliveryId: string): Promise<AttemptOutcome | null> {
-    const delivery = await loadLeasedDelivery(db.em(), deliveryId, owner);
+    const delivery = await loadLeasedDelivery(db, deliveryId, owner);
     if (!delivery) return null;
     const event = delivery.event;
-    const merchant = event.merchant;
+    const merchant = delivery.merchant;
     const attemptNumber = delivery.attemptCount + 1;
     const attemptedAt = new Date();
     const url = merchant.webhookUrl ?? null;
@@ -117,7 +116,7 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
     // A ping is a one-off check of the integration, never retried.
     const attemptsAllowed = event.type === 'ping' ? { ...policy, maxAttempts: 1 } : policy;
     const delay = result.ok || final ? null : retryDelayMs(attemptsAllowed, attemptNumber, options.random);
-    const state: DeliveryState = result.ok ? 'DELIVERED' : delay === null ? 'FAILED' : 'PENDING';
+    const state: DeliveryStatus = result.ok ? 'DELIVERED' : delay === null ? 'FAILED' : 'PENDING';
     const nextAttemptAt = state === 'PENDING' && delay !== null ? new Date(Date.now() + delay) : null;
     const held = await recordAttempt(db, { deliveryId, owner, attemptNumber, url, attemptedAt, result, state, nextAttemptAt });
 

@@ -1,8 +1,7 @@
 import { defineEntity, p } from '@mikro-orm/core';
 import { createdAtProperty, idProperty, updatedAtProperty } from './base.ts';
+import type { DeliveryStatus } from '../../domain/lifecycle.ts';
 import { WebhookEvent } from './webhook-event.entity.ts';
-
-export type DeliveryState = 'PENDING' | 'DELIVERED' | 'FAILED';
 
 /**
  * One delivery of an event (a replay is a new delivery of the same event, replayOf = the original
@@ -15,7 +14,7 @@ const WebhookDeliverySchema = defineEntity({
     id: idProperty(),
     event: () => p.manyToOne(WebhookEvent).index(),
     replayOf: p.string().length(32).nullable(),
-    state: p.string().length(16).$type<DeliveryState>().default('PENDING'),
+    state: p.string().length(16).$type<DeliveryStatus>().default('PENDING'),
     attemptCount: p.integer().default(0),
     nextAttemptAt: p.datetime(3).nullable(),
     leaseOwner: p.string().length(64).nullable(),
