@@ -3,13 +3,13 @@ import { loadConfig } from '../config/load-config.ts';
 import { findMasterKey, generateMasterKey, masterKeyFile, type MasterKey } from '../config/master-key.ts';
 import type { Config } from '../config/schema.ts';
 import type { Common } from '../common.ts';
-import { MerchantPoint } from '../store/entities/merchant-point.entity.ts';
 import { migrate, migrationStatus } from '../store/migrate.ts';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { dialectOf, sqlitePath } from '../config/database-url.ts';
 import { openDatabase, type Database } from '../store/orm.ts';
+import { newestSealedSecrets } from '../store/sealed-secrets.ts';
 import { UsageError } from '../domain/errors.ts';
 import { createSecretBox, type SecretBox } from '../domain/secret-box.ts';
 import { createLogger } from '../logger.ts';
@@ -74,7 +74,7 @@ export async function openCommon(options: OpenOptions = {}): Promise<Common> {
  * needs none, since there is nothing to open, and leaves the folder as it found it.
  */
 async function missingMasterKey(db: Database, config: Config, log: Logger, readOnly: boolean, migrated: boolean): Promise<MasterKey> {
-  const [sealed] = migrated ? await db.em().find(MerchantPoint, {}, { orderBy: { createdAt: 'desc' }, limit: 1 }) : [];
+  const [sealed] = migrated ? await newestSealedSecrets(db, 1) : [];
   if (sealed) {
     throw new UsageError(
       `no master key: CHAINGATE_MASTER_KEY is not set and ${masterKeyFile(config)} does not exist, but ${db.url} holds API secrets sealed under key id ${sealed.apiSecretEnc.split('.')[1]}: set CHAINGATE_MASTER_KEY to the key this database was created with`,
@@ -138,7 +138,7 @@ export async function withCommon<T>(fn: (common: Common) => Promise<T>, options:
  * coded error until its secret is rotated.
  */
 async function verifyMasterKey(db: Database, box: SecretBox, log: Logger, source: string): Promise<void> {
-  const sample = await db.em().find(MerchantPoint, {}, { orderBy: { createdAt: 'desc' }, limit: 5 });
+  const sample = await newestSealedSecrets(db, 5);
   for (const m of sample) {
     // The stored form names its key: v1.<key id>.<ciphertext>.
     const storedKeyId = m.apiSecretEnc.split('.')[1];
@@ -148,10 +148,10 @@ async function verifyMasterKey(db: Database, box: SecretBox, log: Logger, source
       );
     }
     try {
-      box.open(m.apiSecretEnc, m.id);
+      box.open(m.apiSecretEnc, m.merchantId);
       return;
     } catch (err) {
-      log.error({ merchantId: m.id, err: (err as Error).message }, "a merchant point's stored API secret cannot be decrypted; rotate it with `chaingate secrets rotate`");
+      log.error({ merchantId: m.merchantId, err: (err as Error).message }, "a merchant point's stored API secret cannot be decrypted; rotate it with `chaingate secrets rotate`");
     }
   }
 }

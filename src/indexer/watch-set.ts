@@ -1,6 +1,7 @@
-import { Payment } from '../store/entities/payment.entity.ts';
+import { changedDepositPayments, watchedDepositPayments, type WatchedPaymentRow } from '../store/ledger-rows.ts';
 import type { Database } from '../store/orm.ts';
-import { LIVE_PAYMENT_STATUSES, type PaymentStatus } from '../domain/lifecycle.ts';
+import { poolReader } from '../store/raw-sql.ts';
+import { LIVE_PAYMENT_STATUSES } from '../domain/lifecycle.ts';
 import type { Logger } from '../logger.ts';
 import type { ChainKey } from './ledger.ts';
 import type { WatchSet } from '../families/source.ts';
@@ -143,15 +144,7 @@ export interface WatchSetCache {
 
 const LIVE = new Set<string>(LIVE_PAYMENT_STATUSES);
 
-interface PaymentRow {
-  id: string;
-  address: string;
-  status: PaymentStatus;
-  expiresAt: Date;
-  updatedAt: Date;
-}
-
-const toWatchRow = (p: PaymentRow): WatchRow => ({ id: p.id, address: p.address, live: LIVE.has(p.status), expiresAt: p.expiresAt.getTime() });
+const toWatchRow = (p: WatchedPaymentRow): WatchRow => ({ id: p.id, address: p.address, live: LIVE.has(p.status), expiresAt: p.expiresAt.getTime() });
 
 export function createWatchSet(options: WatchSetOptions): WatchSetCache {
   const { db, key, paymentContract, lateWatchMs, log } = options;
@@ -163,18 +156,10 @@ export function createWatchSet(options: WatchSetOptions): WatchSetCache {
   let changedFrom: number | null = null;
   let lastFullRead = 0;
 
-  // Plain rows, not entities: hydrating 100,000 entities alone would outlast a poll.
-  const select = (where: Record<string, unknown>) =>
-    db
-      .em()
-      .createQueryBuilder(Payment, 'p')
-      .select(['p.id', 'p.address', 'p.status', 'p.expiresAt', 'p.updatedAt'])
-      .where({ blockchain: key.chain, isTestnet: key.isTestnet, paymentType: 'DIRECT', ...where })
-      .execute<PaymentRow[]>('all', true);
 
   async function readAll(since: number, started: number, compare: boolean): Promise<void> {
     const t0 = performance.now();
-    const rows = await select({ $or: [{ status: { $in: [...LIVE_PAYMENT_STATUSES] } }, { expiresAt: { $gte: new Date(since) } }] });
+    const rows = await watchedDepositPayments(poolReader(db), key, new Date(since));
     if (compare && changedFrom !== null) {
       // Unchanged since before the last read of changes, yet not watched: a change those reads missed.
       const from = changedFrom;
@@ -188,7 +173,7 @@ export function createWatchSet(options: WatchSetOptions): WatchSetCache {
   }
 
   async function readChanges(started: number): Promise<void> {
-    const rows = await select({ updatedAt: { $gte: new Date(changedFrom!) } });
+    const rows = await changedDepositPayments(poolReader(db), key, new Date(changedFrom!));
     for (const row of rows) index.apply(toWatchRow(row));
     changedFrom = started - overlapMs;
   }

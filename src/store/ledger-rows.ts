@@ -1,6 +1,7 @@
-import { IN_FLIGHT_PAYMENT_STATUSES, type TransferStatus } from '../domain/lifecycle.ts';
+import { IN_FLIGHT_PAYMENT_STATUSES, LIVE_PAYMENT_STATUSES, type PaymentStatus, type TransferStatus } from '../domain/lifecycle.ts';
 import { newId } from '../domain/ids.ts';
 import type { Executor, Reader } from './executor.ts';
+import { dateOf } from './raw-sql.ts';
 import { paymentOf, type PaymentRow, type StoredPayment } from './records.ts';
 
 // The indexer ledger's statements (src/indexer/ledger.ts): its lease fence, the cursor, the
@@ -172,4 +173,33 @@ export async function inFlightPayments(r: Reader, key: { chain: string; isTestne
   return (await r.all<{ id: string }>(`select id from payment where blockchain = ? and is_testnet = ? and status in (${IN_FLIGHT}) order by created_at, id`, [key.chain, key.isTestnet])).map(
     (p) => p.id,
   );
+}
+
+/** A deposit payment as the indexer's watch set sees it (src/indexer/watch-set.ts). */
+export interface WatchedPaymentRow {
+  id: string;
+  address: string;
+  status: PaymentStatus;
+  expiresAt: Date;
+  updatedAt: Date;
+}
+
+const LIVE = LIVE_PAYMENT_STATUSES.map((s) => `'${s}'`).join(', ');
+
+async function depositPayments(r: Reader, key: { chain: string; isTestnet: boolean }, condition: string, at: Date): Promise<WatchedPaymentRow[]> {
+  const rows = await r.all<{ id: string; address: string; status: PaymentStatus; expires_at: unknown; updated_at: unknown }>(
+    `select id, address, status, expires_at, updated_at from payment where blockchain = ? and is_testnet = ? and payment_type = 'DIRECT' and ${condition}`,
+    [key.chain, key.isTestnet, at],
+  );
+  return rows.map((p) => ({ id: p.id, address: p.address, status: p.status, expiresAt: dateOf(p.expires_at), updatedAt: dateOf(p.updated_at) }));
+}
+
+/** This chain's deposit payments that are live, or expire at or after `since`. */
+export function watchedDepositPayments(r: Reader, key: { chain: string; isTestnet: boolean }, since: Date): Promise<WatchedPaymentRow[]> {
+  return depositPayments(r, key, `(status in (${LIVE}) or expires_at >= ?)`, since);
+}
+
+/** This chain's deposit payments changed at or after `from`. */
+export function changedDepositPayments(r: Reader, key: { chain: string; isTestnet: boolean }, from: Date): Promise<WatchedPaymentRow[]> {
+  return depositPayments(r, key, 'updated_at >= ?', from);
 }

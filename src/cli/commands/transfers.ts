@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { ObservedTransfer } from '../../store/entities/observed-transfer.entity.ts';
+import { observedTransfers } from '../../store/observed-transfers.ts';
 import { withCommon } from '../context.ts';
 import { parseLimit } from '../options.ts';
 import { emit, table } from '../output.ts';
@@ -15,10 +15,7 @@ export function transfersCommand(): Command {
     .option('--json', 'machine-readable output')
     .action(async (opts: { unmatched?: boolean; chain?: string; limit: number; json?: boolean }) => {
       await withCommon(async (common) => {
-        const where: Record<string, unknown> = {};
-        if (opts.unmatched) where.status = { $in: ['UNMATCHED', 'LATE', 'EXTRA', 'NOT_CREDITED'] };
-        if (opts.chain) where.chain = opts.chain;
-        const rows = await common.db.em().find(ObservedTransfer, where, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: opts.limit });
+        const rows = await observedTransfers(common.db, opts);
         const out = rows.map((t) => ({
           id: t.id,
           chain: t.chain,
@@ -27,11 +24,11 @@ export function transfersCommand(): Command {
           logIndex: t.logIndex,
           blockNumber: t.blockNumber,
           to: t.toAddress,
-          token: t.tokenAddress ?? null,
+          token: t.tokenAddress,
           amount: t.amount,
           status: t.status,
-          paymentId: t.paymentId ?? null,
-          note: t.note ?? null,
+          paymentId: t.paymentId,
+          note: t.note,
           createdAt: t.createdAt.toISOString(),
         }));
         emit(opts.json, out, () => table(out, ['chain', 'network', 'status', 'txHash', 'logIndex', 'amount', 'paymentId', 'note']));
