@@ -131,10 +131,16 @@ function invoiceOf(r: InvoiceRow): StoredInvoice {
   };
 }
 
-export async function paymentById(r: Reader, id: string): Promise<StoredPayment> {
+/** The payment of an id, or null when there is none (an id an operator typed). */
+export async function findPayment(r: Reader, id: string): Promise<StoredPayment | null> {
   const row = await r.get<PaymentRow>('select * from payment where id = ?', [id]);
-  if (!row) throw new Error(`payment ${id} is not in the database`);
-  return paymentOf(row);
+  return row ? paymentOf(row) : null;
+}
+
+export async function paymentById(r: Reader, id: string): Promise<StoredPayment> {
+  const payment = await findPayment(r, id);
+  if (!payment) throw new Error(`payment ${id} is not in the database`);
+  return payment;
 }
 
 export async function invoiceById(r: Reader, id: string): Promise<StoredInvoice> {

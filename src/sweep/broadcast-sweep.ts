@@ -1,12 +1,12 @@
 import type { Common } from '../common.ts';
-import type { SweepTx } from '../store/entities/sweep-tx.entity.ts';
-import { Payment } from '../store/entities/payment.entity.ts';
 import { applySweepFact, finalizeSweepTx } from '../store/lifecycle.ts';
 import { poolReader } from '../store/raw-sql.ts';
+import { findPayment } from '../store/records.ts';
 import { receivedTotal, refundedTotals, refundsOfPayment } from '../store/refunds.ts';
 import { formatUnits } from '../domain/money.ts';
 import { findPlan, recordSignedTxs, txsOfPlan } from '../store/sweeps.ts';
 import { UsageError } from '../domain/errors.ts';
+import type { SweepTxStatus } from '../domain/sweep-lifecycle.ts';
 import type { FamilySweepSender, SignedSweep, SweepPlan } from '../families/sweep.ts';
 import { checkPlan, readPlanFile, readSignedFile } from './plan-file.ts';
 import { sweepNetwork } from './plan-sweep.ts';
@@ -30,7 +30,7 @@ export interface BroadcastInput {
 export interface BroadcastTxView {
   id: string;
   txid: string;
-  status: SweepTx['status'];
+  status: SweepTxStatus;
   error: string | null;
   deposits: number;
   moves: Record<string, string>;
@@ -122,8 +122,7 @@ export async function broadcastSweep(common: Common, input: BroadcastInput, prog
 
 /** Refunds already on their way or final, with this one, may not cover more than the payment received. */
 async function assertRefundFits(common: Common, plan: SweepPlan, refund: NonNullable<SweepPlan['refund']>): Promise<void> {
-  const em = common.db.em();
-  const payment = await em.findOne(Payment, { id: refund.paymentId });
+  const payment = await findPayment(poolReader(common.db), refund.paymentId);
   if (!payment) throw new UsageError(`the refund's payment ${refund.paymentId} is not in this database`);
   const others = refundedTotals(await refundsOfPayment(poolReader(common.db), payment.id), plan.id).committed;
   const received = await receivedTotal(poolReader(common.db), payment);

@@ -1,7 +1,7 @@
 import type { Common } from '../common.ts';
-import { Payment } from '../store/entities/payment.entity.ts';
 import { poolAddress, receivedTotal, recordRefund, refundedTotals, refundsOfPayment, sweepsOfAddress } from '../store/refunds.ts';
 import { poolReader } from '../store/raw-sql.ts';
+import { findPayment, type StoredPayment } from '../store/records.ts';
 import { recordPlan } from '../store/sweeps.ts';
 import { UsageError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
@@ -35,7 +35,7 @@ export interface PlanRefundResult {
 }
 
 /** What the payment received, what refunds already cover, and the amount of this one (atomic). */
-function refundAmount(payment: Payment, received: bigint, committed: bigint, asked: string | undefined): bigint {
+function refundAmount(payment: StoredPayment, received: bigint, committed: bigint, asked: string | undefined): bigint {
   const fmt = (v: bigint) => `${formatUnits(v, payment.decimals)} ${payment.cryptoCurrency}`;
   const left = received - committed;
   if (asked !== undefined) {
@@ -74,7 +74,7 @@ function refundAmount(payment: Payment, received: bigint, committed: bigint, ask
 
 export async function planRefund(common: Common, input: PlanRefundInput, now = new Date()): Promise<PlanRefundResult> {
   const em = common.db.em();
-  const payment = await em.findOne(Payment, { id: input.payment.trim() });
+  const payment = await findPayment(poolReader(common.db), input.payment.trim());
   if (!payment) throw new UsageError(`no payment ${JSON.stringify(input.payment)}`);
   if (payment.status === 'REFUNDED') throw new UsageError(`payment ${payment.id} is already REFUNDED in full`);
   if (isLivePayment(payment.status)) throw new UsageError(`payment ${payment.id} is ${payment.status}: a payment is refunded once it has ended (COMPLETED, FAILED or EXPIRED)`);
@@ -93,7 +93,7 @@ export async function planRefund(common: Common, input: PlanRefundInput, now = n
   const amount = refundAmount(payment, received, committed, input.amount);
 
   const candidate = await refundSource(common, payment, pool, input.fromAddress);
-  const ask: RefundAsk = { symbol: payment.cryptoCurrency, token: payment.tokenAddress ?? null, decimals: payment.decimals, amount };
+  const ask: RefundAsk = { symbol: payment.cryptoCurrency, token: payment.tokenAddress, decimals: payment.decimals, amount };
   const planner = await family.sweep.planner();
   const planned = await planner.plan({ network, config: common.config, log: common.log, candidates: [candidate], to, feePayer, min: {}, refund: ask });
   if (planned.transactions.length === 0) throw new UsageError(`the ${network.chain} planner found nothing to send from ${candidate.address}: ${planned.skipped.map((s) => s.reason).join('; ') || 'no reason given'}`);
@@ -130,7 +130,7 @@ export async function planRefund(common: Common, input: PlanRefundInput, now = n
 }
 
 /** The address the refund is paid from: the payment's deposit unless it was swept, or the wallet named. */
-async function refundSource(common: Common, payment: Payment, pool: { chain: string; isTestnet: boolean }, fromAddress: string | undefined): Promise<SweepCandidate> {
+async function refundSource(common: Common, payment: StoredPayment, pool: { chain: string; isTestnet: boolean }, fromAddress: string | undefined): Promise<SweepCandidate> {
   const em = common.db.em();
   const { network } = sweepNetwork(common, pool.chain, pool.isTestnet);
   if (fromAddress !== undefined) {
