@@ -1,10 +1,9 @@
 import type { EntityManager } from '@mikro-orm/sql';
 import { isLivePayment } from '../domain/lifecycle.ts';
 import type { SweepTxStatus } from '../domain/sweep-lifecycle.ts';
-import { SweepPlan } from './entities/sweep-plan.entity.ts';
 import { newId } from '../domain/ids.ts';
-import type { Executor } from './executor.ts';
-import { SweepTx } from './entities/sweep-tx.entity.ts';
+import type { Executor, Reader } from './executor.ts';
+import { boolOf, dateOf, nullableDate } from './raw-sql.ts';
 
 // Every statement sweeps need (docs/sweeps.md), in one place: which pool addresses a plan may
 // empty, the plans and their transactions (their status is written by src/store/lifecycle.ts).
@@ -84,8 +83,28 @@ export async function recordPlan(x: Executor, plan: PlanRecord, now: Date): Prom
   );
 }
 
-export async function findPlan(em: EntityManager, id: string): Promise<SweepPlan | null> {
-  return em.findOne(SweepPlan, { id });
+/** A recorded plan: its file as written (`body`), and where it sends. */
+export interface SweepPlanRow extends PlanRecord {
+  createdAt: Date;
+}
+
+type RawPlan = { id: string; chain: string; network: string; is_testnet: unknown; kind: string; to_address: string; fee_payer: string | null; body: string; created_at: unknown };
+
+const planOf = (p: RawPlan): SweepPlanRow => ({
+  id: p.id,
+  chain: p.chain,
+  network: p.network,
+  isTestnet: boolOf(p.is_testnet),
+  kind: p.kind,
+  toAddress: p.to_address,
+  feePayer: p.fee_payer,
+  body: p.body,
+  createdAt: dateOf(p.created_at),
+});
+
+export async function findPlan(r: Reader, id: string): Promise<SweepPlanRow | null> {
+  const row = await r.get<RawPlan>('select * from sweep_plan where id = ?', [id]);
+  return row ? planOf(row) : null;
 }
 
 export interface SignedTxRecord {
@@ -125,8 +144,66 @@ export async function recordSignedTxs(x: Executor, txs: SignedTxRecord[]): Promi
   return { conflict: null };
 }
 
-export async function txsOfPlan(em: EntityManager, planId: string): Promise<SweepTx[]> {
-  return em.find(SweepTx, { planId }, { orderBy: { txKey: 'asc' }, refresh: true });
+/** A recorded transaction of a plan; `deposits` and `moves` as stored (JSON text). */
+export interface SweepTxRow {
+  id: string;
+  planId: string;
+  txKey: string;
+  txid: string;
+  raw: string;
+  deposits: string;
+  moves: string;
+  fee: string;
+  status: SweepTxStatus;
+  error: string | null;
+  attempts: number;
+  sentAt: Date | null;
+  finalAt: Date | null;
+}
+
+type RawTx = {
+  id: string;
+  plan_id: string;
+  tx_key: string;
+  txid: string;
+  raw: string;
+  deposits: string;
+  moves: string;
+  fee: string;
+  status: SweepTxStatus;
+  error: string | null;
+  attempts: number | string;
+  sent_at: unknown;
+  final_at: unknown;
+};
+
+const TX_COLUMNS = 'id, plan_id, tx_key, txid, raw, deposits, moves, fee, status, error, attempts, sent_at, final_at';
+
+const txOf = (t: RawTx): SweepTxRow => ({
+  id: t.id,
+  planId: t.plan_id,
+  txKey: t.tx_key,
+  txid: t.txid,
+  raw: t.raw,
+  deposits: t.deposits,
+  moves: t.moves,
+  fee: t.fee,
+  status: t.status,
+  error: t.error,
+  attempts: Number(t.attempts),
+  sentAt: nullableDate(t.sent_at),
+  finalAt: nullableDate(t.final_at),
+});
+
+/** The recorded transactions of plans, by plan and key. */
+async function txsOfPlans(r: Reader, planIds: string[]): Promise<SweepTxRow[]> {
+  if (planIds.length === 0) return [];
+  const rows = await r.all<RawTx>(`select ${TX_COLUMNS} from sweep_tx where plan_id in (${planIds.map(() => '?').join(', ')}) order by tx_key`, planIds);
+  return rows.map(txOf);
+}
+
+export async function txsOfPlan(r: Reader, planId: string): Promise<SweepTxRow[]> {
+  return txsOfPlans(r, [planId]);
 }
 
 export interface SweepSummaryRow {
@@ -139,7 +216,7 @@ export interface SweepSummaryRow {
   txs: { txKey: string; txid: string; status: SweepTxStatus; deposits: string[]; moves: Record<string, string>; fee: string; error: string | null; attempts: number; sentAt: Date | null; finalAt: Date | null }[];
 }
 
-function txView(t: SweepTx): SweepSummaryRow['txs'][number] {
+function txView(t: SweepTxRow): SweepSummaryRow['txs'][number] {
   return {
     txKey: t.txKey,
     txid: t.txid,
@@ -147,17 +224,22 @@ function txView(t: SweepTx): SweepSummaryRow['txs'][number] {
     deposits: JSON.parse(t.deposits) as string[],
     moves: JSON.parse(t.moves) as Record<string, string>,
     fee: t.fee,
-    error: t.error ?? null,
+    error: t.error,
     attempts: t.attempts,
-    sentAt: t.sentAt ?? null,
-    finalAt: t.finalAt ?? null,
+    sentAt: t.sentAt,
+    finalAt: t.finalAt,
   };
 }
 
 /** Sweep plans (refunds are listed by `refund list`), newest first, with their transactions (a plan not yet broadcast has none). */
-export async function listSweeps(em: EntityManager, filter: { chain?: string; limit: number }): Promise<SweepSummaryRow[]> {
-  const plans = await em.find(SweepPlan, filter.chain ? { kind: 'sweep', chain: filter.chain } : { kind: 'sweep' }, { orderBy: { createdAt: 'desc', id: 'asc' }, limit: filter.limit });
-  const txs = plans.length === 0 ? [] : await em.find(SweepTx, { planId: { $in: plans.map((p) => p.id) } }, { orderBy: { txKey: 'asc' } });
+export async function listSweeps(r: Reader, filter: { chain?: string | undefined; limit: number }): Promise<SweepSummaryRow[]> {
+  const plans = (
+    await r.all<RawPlan>(
+      `select * from sweep_plan where kind = 'sweep'${filter.chain ? ' and chain = ?' : ''} order by created_at desc, id limit ?`,
+      filter.chain ? [filter.chain, filter.limit] : [filter.limit],
+    )
+  ).map(planOf);
+  const txs = await txsOfPlans(r, plans.map((p) => p.id));
   return plans.map((p) => ({
     planId: p.id,
     chain: p.chain,
@@ -170,18 +252,18 @@ export async function listSweeps(em: EntityManager, filter: { chain?: string; li
 }
 
 /** A plan by its id (or a unique prefix of at least 8 hex digits), or the plan of a transaction id. */
-export async function findSweep(em: EntityManager, ref: string): Promise<{ plan: SweepPlan; txs: SweepSummaryRow['txs'] } | null> {
-  let plan = await em.findOne(SweepPlan, { id: ref });
+export async function findSweep(r: Reader, ref: string): Promise<{ plan: SweepPlanRow; txs: SweepSummaryRow['txs'] } | null> {
+  let plan = await findPlan(r, ref);
   if (!plan && /^[0-9a-f]{8,63}$/.test(ref)) {
-    const found = await em.find(SweepPlan, { id: { $like: `${ref}%` } }, { limit: 2 });
-    if (found.length === 1) plan = found[0]!;
+    const found = await r.all<RawPlan>('select * from sweep_plan where id like ? limit 2', [`${ref}%`]);
+    if (found.length === 1) plan = planOf(found[0]!);
   }
   if (!plan) {
-    const tx = await em.findOne(SweepTx, { txid: ref });
-    if (tx) plan = await em.findOne(SweepPlan, { id: tx.planId });
+    const tx = await r.get<{ plan_id: string }>('select plan_id from sweep_tx where txid = ? limit 1', [ref]);
+    if (tx) plan = await findPlan(r, tx.plan_id);
   }
   if (!plan) return null;
-  return { plan, txs: (await txsOfPlan(em, plan.id)).map(txView) };
+  return { plan, txs: (await txsOfPlan(r, plan.id)).map(txView) };
 }
 
 export interface SweptTotal {

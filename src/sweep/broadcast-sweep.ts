@@ -62,7 +62,7 @@ function feeOf(plan: SweepPlan, deposits: string[]): string {
 /** The signed file, checked against the plan the database recorded (and the plan file, when given). */
 async function loadSigned(common: Common, input: BroadcastInput): Promise<{ signed: SignedSweep; plan: SweepPlan }> {
   const signed = readSignedFile(input.signed);
-  const record = await findPlan(common.db.em(), signed.planId);
+  const record = await findPlan(poolReader(common.db), signed.planId);
   if (!record) {
     throw new UsageError(`${input.signed} is for plan ${signed.planId.slice(0, 16)}…, which this database never made: broadcast it where \`sweep plan\` ran, or make a new plan`);
   }
@@ -89,7 +89,6 @@ export async function broadcastSweep(common: Common, input: BroadcastInput, prog
   const { network, family } = sweepNetwork(common, plan.chain, plan.testnet);
   if (network.network !== plan.network) throw new UsageError(`the plan is for ${plan.chain} ${plan.network}, but this configuration's ${plan.testnet ? 'testnet' : 'mainnet'} is ${network.network}`);
   const sender = await family.sweep.sender();
-  const em = common.db.em();
 
   const txs = plan.transactions.map((t) => {
     const s = signed.transactions.find((x) => x.id === t.id)!;
@@ -104,7 +103,7 @@ export async function broadcastSweep(common: Common, input: BroadcastInput, prog
   const pollMs = Math.min(Math.max(Math.floor(network.blockTimeMs / 4), 250), 30_000);
   for (;;) {
     await onePass(common, plan, sender, network, progress);
-    const rows = await txsOfPlan(em, plan.id);
+    const rows = await txsOfPlan(poolReader(common.db), plan.id);
     const done = rows.every((r) => r.status === 'FINAL');
     const stuck = rows.some((r) => r.status === 'FAILED');
     if (!input.wait || done || stuck || Date.now() > deadline) {
@@ -113,7 +112,7 @@ export async function broadcastSweep(common: Common, input: BroadcastInput, prog
         chain: plan.chain,
         network: plan.network,
         done,
-        transactions: rows.map((r) => ({ id: r.txKey, txid: r.txid, status: r.status, error: r.error ?? null, deposits: (JSON.parse(r.deposits) as string[]).length, moves: JSON.parse(r.moves) as Record<string, string>, fee: r.fee })),
+        transactions: rows.map((r) => ({ id: r.txKey, txid: r.txid, status: r.status, error: r.error, deposits: (JSON.parse(r.deposits) as string[]).length, moves: JSON.parse(r.moves) as Record<string, string>, fee: r.fee })),
       };
     }
     await new Promise((r) => setTimeout(r, pollMs));
@@ -134,8 +133,7 @@ async function assertRefundFits(common: Common, plan: SweepPlan, refund: NonNull
 
 /** One look at every transaction of the plan: send what the chain lacks, record what it says. */
 async function onePass(common: Common, plan: SweepPlan, sender: FamilySweepSender, network: Parameters<FamilySweepSender['status']>[0], progress: (line: string) => void): Promise<void> {
-  const em = common.db.em();
-  const rows = await txsOfPlan(em, plan.id);
+  const rows = await txsOfPlan(poolReader(common.db), plan.id);
   const byKey = new Map(rows.map((r) => [r.txKey, r]));
   let staleChecked = false;
   for (const tx of plan.transactions) {

@@ -82,9 +82,10 @@ export function sweepCommand(): Command {
     .action(async (opts: { chain?: string; limit: number; json?: boolean }) => {
       const { withCommon } = await import('../context.ts');
       const { listSweeps } = await import('../../store/sweeps.ts');
+      const { poolReader } = await import('../../store/raw-sql.ts');
       await withCommon(
         async (common) => {
-          const plans = await listSweeps(common.db.em(), { chain: opts.chain, limit: opts.limit });
+          const plans = await listSweeps(poolReader(common.db), { chain: opts.chain, limit: opts.limit });
           emit(opts.json, plans, () =>
             table(
               plans.map((p) => ({
@@ -112,12 +113,13 @@ export function sweepCommand(): Command {
     .action(async (ref: string, opts: { json?: boolean }) => {
       const { withCommon } = await import('../context.ts');
       const { findSweep } = await import('../../store/sweeps.ts');
+      const { poolReader } = await import('../../store/raw-sql.ts');
       const { UsageError } = await import('../../domain/errors.ts');
       const { describePlan } = await import('../../sweep/summary.ts');
       const { CHAIN_DEFAULTS } = await import('../../chains/chain-defaults.ts');
       await withCommon(
         async (common) => {
-          const found = await findSweep(common.db.em(), ref.trim());
+          const found = await findSweep(poolReader(common.db), ref.trim());
           if (!found) throw new UsageError(`no sweep plan or transaction ${JSON.stringify(ref)}`);
           const plan = JSON.parse(found.plan.body) as SweepPlan;
           const native = CHAIN_DEFAULTS[plan.chain].native;
