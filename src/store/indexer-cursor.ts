@@ -1,7 +1,7 @@
 import { newId } from '../domain/ids.ts';
 import { NO_BLOCK_YET } from '../domain/lifecycle.ts';
 import type { Executor } from './executor.ts';
-import type { ChainRef, WindowBlock } from './ledger-rows.ts';
+import { insertBlock, type ChainRef, type WindowBlock } from './ledger-rows.ts';
 import type { Database } from './orm.ts';
 import { nullableDate, dateOf, poolReader } from './raw-sql.ts';
 
@@ -156,16 +156,6 @@ export async function placeCursor(x: Executor, key: ChainRef, placement: CursorP
     );
     if (created === 0) return false;
   }
-  if (at.hash !== '0x') {
-    await x.run('insert into indexed_block (id, chain, network, number, hash, parent_hash, timestamp) values (?, ?, ?, ?, ?, ?, ?)', [
-      newId(),
-      key.chain,
-      key.network,
-      at.number.toString(),
-      at.hash,
-      at.parentHash,
-      String(at.timestamp),
-    ]);
-  }
+  if (at.hash !== '0x') await insertBlock(x, key, at);
   return true;
 }

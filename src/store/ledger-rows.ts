@@ -65,17 +65,20 @@ export async function storeBlocks(x: Executor, key: ChainRef, blocks: WindowBloc
   for (const b of blocks) await x.run('delete from indexed_block where chain = ? and network = ? and number = ?', [key.chain, key.network, b.number.toString()]);
   const last = blocks.at(-1);
   if (last) await x.run('delete from indexed_block where chain = ? and network = ? and number < ?', [key.chain, key.network, (last.number - BigInt(windowSize)).toString()]);
-  for (const b of blocks) {
-    await x.run('insert into indexed_block (id, chain, network, number, hash, parent_hash, timestamp) values (?, ?, ?, ?, ?, ?, ?)', [
-      newId(),
-      key.chain,
-      key.network,
-      b.number.toString(),
-      b.hash,
-      b.parentHash,
-      String(b.timestamp),
-    ]);
-  }
+  for (const b of blocks) await insertBlock(x, key, b);
+}
+
+/** Adds a block to the unfinalized window. */
+export async function insertBlock(x: Executor, key: ChainRef, b: WindowBlock): Promise<void> {
+  await x.run('insert into indexed_block (id, chain, network, number, hash, parent_hash, timestamp) values (?, ?, ?, ?, ?, ?, ?)', [
+    newId(),
+    key.chain,
+    key.network,
+    b.number.toString(),
+    b.hash,
+    b.parentHash,
+    String(b.timestamp),
+  ]);
 }
 
 /** Drops the window's blocks above a fork point. */

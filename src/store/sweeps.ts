@@ -161,21 +161,7 @@ export interface SweepTxRow {
   finalAt: Date | null;
 }
 
-type RawTx = {
-  id: string;
-  plan_id: string;
-  tx_key: string;
-  txid: string;
-  raw: string;
-  deposits: string;
-  moves: string;
-  fee: string;
-  status: SweepTxStatus;
-  error: string | null;
-  attempts: number | string;
-  sent_at: unknown;
-  final_at: unknown;
-};
+type RawTx = Omit<SweepTxRow, 'planId' | 'txKey' | 'attempts' | 'sentAt' | 'finalAt'> & { plan_id: string; tx_key: string; attempts: number | string; sent_at: unknown; final_at: unknown };
 
 const TX_COLUMNS = 'id, plan_id, tx_key, txid, raw, deposits, moves, fee, status, error, attempts, sent_at, final_at';
 
