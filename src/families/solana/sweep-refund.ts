@@ -2,10 +2,9 @@ import { address, createNoopSigner, type Instruction } from '@solana/kit';
 import { getTransferSolInstruction } from '@solana-program/system';
 import { getCreateAssociatedTokenIdempotentInstruction, getTransferCheckedInstruction } from '@solana-program/token';
 import type { ResolvedNetwork } from '../../chains/registry.ts';
-import type { Config } from '../../config/schema.ts';
-import type { Logger } from '../../logger.ts';
-import type { Holding, PlannedDeposit, RefundAsk, SweepCandidate, SweepPlan } from '../sweep.ts';
+import type { Holding, PlannedDeposit, SweepPlan } from '../sweep.ts';
 import { UsageError } from '../../domain/errors.ts';
+import { refundCandidate, type RefundInput } from '../sweep-refund.ts';
 import { solanaAddresses } from './address.ts';
 import { solanaRpc } from './sweep-rpc.ts';
 import { short, type SolanaSweepPayload } from './sweep-sign.ts';
@@ -19,16 +18,6 @@ import { accounts, compileLegacy, feeFor, hold, isWallet, latestLifetime, rentFo
 // the fee and the buyer's token account where the plan names one; else the address does, and
 // Solana's rent rule (a System account ends at 0 or at least the rent-exempt minimum) decides
 // whether the fee can come out of what stays or must come out of the refund.
-
-interface RefundInput {
-  network: ResolvedNetwork;
-  config: Config;
-  log: Logger;
-  candidates: SweepCandidate[];
-  to: string;
-  feePayer: string | null;
-  refund: RefundAsk;
-}
 
 /** Agave's rent-state rule for an account going from `pre` to `post` lamports (same data size). */
 const rentAllows = (pre: bigint, post: bigint, minimum: bigint) => post === 0n || post >= minimum || (pre < minimum && post <= pre);
@@ -75,10 +64,8 @@ interface Built {
 export async function planSolanaRefund({ network, config, log, candidates, to: toInput, feePayer: feePayerInput, refund }: RefundInput): Promise<Pick<SweepPlan, 'deposits' | 'skipped' | 'transactions'>> {
   const to = solanaAddresses.validate(toInput.trim(), network.testnet, {});
   const feePayer = feePayerInput === null ? null : solanaAddresses.validate(feePayerInput.trim(), network.testnet, {});
-  const [candidate, ...others] = candidates;
-  if (!candidate || others.length > 0) throw new UsageError(`a refund is made from one address; ${candidates.length} were given`);
+  const candidate = refundCandidate(candidates, refund);
   const owner = candidate.address;
-  if (refund.amount <= 0n) throw new UsageError(`a refund moves more than 0 ${refund.symbol}`);
   if (owner === to) throw new UsageError('the buyer\'s address is the address the refund is made from');
   if (feePayer === owner) throw new UsageError('the fee payer is the address the refund is made from: leave --fee-payer out and that address pays its own fee');
   if (feePayer === to) throw new UsageError('the fee payer is the buyer\'s address: name a wallet of yours');

@@ -1,9 +1,7 @@
 import { Address, internal } from '@ton/core';
-import type { ResolvedNetwork } from '../../chains/registry.ts';
-import type { Config } from '../../config/schema.ts';
-import type { Logger } from '../../logger.ts';
-import type { Holding, PlannedDeposit, RefundAsk, SweepCandidate, SweepPlan, UnsignedSweepTx } from '../sweep.ts';
+import type { Holding, PlannedDeposit, SweepPlan, UnsignedSweepTx } from '../sweep.ts';
 import { UsageError } from '../../domain/errors.ts';
+import { refundCandidate, type RefundInput } from '../sweep-refund.ts';
 import { createJettonWallets } from './jetton-wallets.ts';
 import { tonSweepApi } from './sweep-api.ts';
 import { encodeMessage, JETTON_TRANSFER_VALUE, jettonTransferBody, MODE_PAY_FEES_SEPARATELY, ORDER_FEE, type TonSweepPayload } from './sweep-messages.ts';
@@ -18,25 +16,13 @@ import { CONCURRENCY, hold, PLAN_LIFETIME_S, raw, V4R2_CODE_HASH, validate } fro
 // pays nothing of its own; else the address pays its gas, and for a TON refund the fee comes out of
 // what stays when that covers it, else out of the refund.
 
-interface RefundInput {
-  network: ResolvedNetwork;
-  config: Config;
-  log: Logger;
-  candidates: SweepCandidate[];
-  to: string;
-  feePayer: string | null;
-  refund: RefundAsk;
-}
-
 const NOT_REFUNDED = 'not refunded: it stays on the address for the next sweep';
 
 export async function planTonRefund({ network, config, log, candidates, to: toInput, feePayer: feePayerInput, refund }: RefundInput): Promise<Pick<SweepPlan, 'deposits' | 'skipped' | 'transactions'>> {
   const to = validate(toInput, network.testnet, '--to');
   const feePayer = feePayerInput === null ? null : validate(feePayerInput, network.testnet, '--fee-payer');
-  const [candidate, ...others] = candidates;
-  if (!candidate || others.length > 0) throw new UsageError(`a refund is made from one address; ${candidates.length} were given`);
+  const candidate = refundCandidate(candidates, refund);
   const owner = candidate.address;
-  if (refund.amount <= 0n) throw new UsageError(`a refund moves more than 0 ${refund.symbol}`);
   if (raw(owner) === raw(to)) throw new UsageError('the buyer\'s address is the address the refund is made from');
   if (feePayer !== null && raw(feePayer) === raw(owner)) throw new UsageError('the fee payer is the address the refund is made from: leave --fee-payer out and that address pays its own gas');
   if (feePayer !== null && raw(feePayer) === raw(to)) throw new UsageError('the fee payer is the buyer\'s address: name a wallet of yours');
