@@ -1,20 +1,26 @@
 import type { Database } from './orm.ts';
-import { dateOf, jsonOf, rawQuery } from './raw-sql.ts';
+import { dateOf, jsonOf, poolReader } from './raw-sql.ts';
 import { refundsBetween, type RefundRow } from './refunds.ts';
 
 // The reads of `chaingate report` (docs/report.md): money in (completed payments, funds that came
 // after a payment ended) and money out (final sweeps, confirmed refunds) between two times.
 
-export interface PaymentReceipt {
+/** The payment a receipt is booked against, and how it was priced. */
+interface ReceiptOf {
   paymentId: string;
   referenceId: string;
   merchantId: string;
   orderId: string;
+  /** The payment's status (a receipt of a payment) or the transfer's (late funds). */
   status: string;
   chain: string;
   network: string;
   symbol: string;
   decimals: number;
+  pricing: { mode?: string; rate?: string | null; source?: string | null; fiat?: string; at?: string } | null;
+}
+
+export interface PaymentReceipt extends ReceiptOf {
   /** Coin units, decimal string, as the payment stores it. */
   receivedAmount: string;
   address: string;
@@ -22,26 +28,15 @@ export interface PaymentReceipt {
   completedAt: Date;
   invoiceAmountMinor: string;
   invoiceCurrency: string;
-  pricing: { mode?: string; rate?: string | null; source?: string | null; fiat?: string; at?: string } | null;
 }
 
-export interface UncreditedReceipt {
+export interface UncreditedReceipt extends ReceiptOf {
   transferId: string;
-  paymentId: string;
-  referenceId: string;
-  merchantId: string;
-  orderId: string;
-  status: string;
-  chain: string;
-  network: string;
-  symbol: string;
-  decimals: number;
   /** Atomic units. */
   amount: string;
   address: string;
   txid: string;
   seenAt: Date;
-  pricing: PaymentReceipt['pricing'];
 }
 
 export interface SweepMovement {
@@ -60,51 +55,16 @@ export interface SweepMovement {
   finalAt: Date;
 }
 
-export async function paymentsCompleted(db: Database, from: Date, to: Date): Promise<PaymentReceipt[]> {
-  const { rows } = await rawQuery<Record<string, unknown>>(
-    db.em(),
-    db.dialect,
-    `select p.id, p.reference_id, p.merchant_id, p.status, p.blockchain, p.network, p.crypto_currency, p.decimals, p.received_amount, p.address,
-            p.transaction_hash, p.metadata, p.completed_at, i.order_id, i.amount as invoice_amount, i.currency
-       from payment p join invoice i on i.id = p.invoice_id
-      where p.completed_at >= ? and p.completed_at < ?
-      order by p.completed_at, p.id`,
-    [from, to],
-  );
-  return rows.map((r) => ({
-    paymentId: String(r.id),
-    referenceId: String(r.reference_id),
-    merchantId: String(r.merchant_id),
-    orderId: String(r.order_id),
-    status: String(r.status),
-    chain: String(r.blockchain),
-    network: String(r.network),
-    symbol: String(r.crypto_currency),
-    decimals: Number(r.decimals),
-    receivedAmount: String(r.received_amount),
-    address: String(r.address),
-    txid: r.transaction_hash === null ? null : String(r.transaction_hash),
-    completedAt: dateOf(r.completed_at),
-    invoiceAmountMinor: String(r.invoice_amount),
-    invoiceCurrency: String(r.currency),
-    pricing: jsonOf<{ pricing?: PaymentReceipt['pricing'] }>(r.metadata)?.pricing ?? null,
-  }));
+type Raw = Record<string, unknown>;
+
+/** Rows of a statement over a time range (its two parameters). */
+function between(db: Database, sql: string, from: Date, to: Date): Promise<Raw[]> {
+  return poolReader(db).all<Raw>(sql, [from, to]);
 }
 
-/** Funds recorded against a payment after it ended (LATE, EXTRA): received, never credited. */
-export async function uncreditedReceipts(db: Database, from: Date, to: Date): Promise<UncreditedReceipt[]> {
-  const { rows } = await rawQuery<Record<string, unknown>>(
-    db.em(),
-    db.dialect,
-    `select t.id, t.tx_hash, t.amount, t.to_address, t.created_at, t.status, p.id as payment_id, p.reference_id, p.merchant_id, p.blockchain, p.network,
-            p.crypto_currency, p.decimals, p.metadata, i.order_id
-       from observed_transfer t join payment p on p.id = t.payment_id join invoice i on i.id = p.invoice_id
-      where t.status in ('LATE', 'EXTRA') and t.created_at >= ? and t.created_at < ?
-      order by t.created_at, t.id`,
-    [from, to],
-  );
-  return rows.map((r) => ({
-    transferId: String(r.id),
+/** The payment side of a row that selects payment_id, reference_id, merchant_id, order_id, status, blockchain, network, crypto_currency, decimals and metadata. */
+function receiptOf(r: Raw): ReceiptOf {
+  return {
     paymentId: String(r.payment_id),
     referenceId: String(r.reference_id),
     merchantId: String(r.merchant_id),
@@ -114,24 +74,64 @@ export async function uncreditedReceipts(db: Database, from: Date, to: Date): Pr
     network: String(r.network),
     symbol: String(r.crypto_currency),
     decimals: Number(r.decimals),
+    pricing: jsonOf<{ pricing?: ReceiptOf['pricing'] }>(r.metadata)?.pricing ?? null,
+  };
+}
+
+export async function paymentsCompleted(db: Database, from: Date, to: Date): Promise<PaymentReceipt[]> {
+  const rows = await between(
+    db,
+    `select p.id as payment_id, p.reference_id, p.merchant_id, p.status, p.blockchain, p.network, p.crypto_currency, p.decimals, p.received_amount, p.address,
+            p.transaction_hash, p.metadata, p.completed_at, i.order_id, i.amount as invoice_amount, i.currency
+       from payment p join invoice i on i.id = p.invoice_id
+      where p.completed_at >= ? and p.completed_at < ?
+      order by p.completed_at, p.id`,
+    from,
+    to,
+  );
+  return rows.map((r) => ({
+    ...receiptOf(r),
+    receivedAmount: String(r.received_amount),
+    address: String(r.address),
+    txid: r.transaction_hash === null ? null : String(r.transaction_hash),
+    completedAt: dateOf(r.completed_at),
+    invoiceAmountMinor: String(r.invoice_amount),
+    invoiceCurrency: String(r.currency),
+  }));
+}
+
+/** Funds recorded against a payment after it ended (LATE, EXTRA): received, never credited. */
+export async function uncreditedReceipts(db: Database, from: Date, to: Date): Promise<UncreditedReceipt[]> {
+  const rows = await between(
+    db,
+    `select t.id, t.tx_hash, t.amount, t.to_address, t.created_at, t.status, p.id as payment_id, p.reference_id, p.merchant_id, p.blockchain, p.network,
+            p.crypto_currency, p.decimals, p.metadata, i.order_id
+       from observed_transfer t join payment p on p.id = t.payment_id join invoice i on i.id = p.invoice_id
+      where t.status in ('LATE', 'EXTRA') and t.created_at >= ? and t.created_at < ?
+      order by t.created_at, t.id`,
+    from,
+    to,
+  );
+  return rows.map((r) => ({
+    ...receiptOf(r),
+    transferId: String(r.id),
     amount: String(r.amount),
     address: String(r.to_address),
     txid: String(r.tx_hash),
     seenAt: dateOf(r.created_at),
-    pricing: jsonOf<{ pricing?: PaymentReceipt['pricing'] }>(r.metadata)?.pricing ?? null,
   }));
 }
 
 /** Sweep (not refund) transactions that became final between the two times. */
 export async function sweepsFinal(db: Database, from: Date, to: Date): Promise<SweepMovement[]> {
-  const { rows } = await rawQuery<Record<string, unknown>>(
-    db.em(),
-    db.dialect,
+  const rows = await between(
+    db,
     `select t.plan_id, t.tx_key, t.chain, t.network, t.txid, t.moves, t.fee, t.final_at, p.to_address, p.body
        from sweep_tx t join sweep_plan p on p.id = t.plan_id
       where p.kind = 'sweep' and t.status = 'FINAL' and t.final_at >= ? and t.final_at < ?
       order by t.final_at, t.plan_id, t.tx_key`,
-    [from, to],
+    from,
+    to,
   );
   return rows.map((r) => ({
     planId: String(r.plan_id),
