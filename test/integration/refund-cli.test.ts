@@ -3,20 +3,15 @@ import assert from 'node:assert/strict';
 import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import * as ecc from '@bitcoinerlab/secp256k1';
-import { BIP32Factory } from 'bip32';
 import * as bitcoin from 'bitcoinjs-lib';
-import { Mnemonic } from 'ethers';
 import XLSX from 'xlsx';
-import { MerchantPoint } from '../../src/store/entities/merchant-point.entity.ts';
 import { ObservedTransfer } from '../../src/store/entities/observed-transfer.entity.ts';
-import { Payment } from '../../src/store/entities/payment.entity.ts';
 import { WalletAddress } from '../../src/store/entities/wallet-address.entity.ts';
 import { WebhookDelivery } from '../../src/store/entities/webhook-delivery.entity.ts';
 import { WebhookEvent } from '../../src/store/entities/webhook-event.entity.ts';
 import type { PaymentStatus } from '../../src/domain/lifecycle.ts';
 import type { SweepPlan } from '../../src/families/sweep.ts';
-import { runCli } from '../helpers/cli.ts';
+import { ACCOUNT, cliIn, leasedPayment, PHRASE, regtest, regtestAddress, TPUB84 } from '../helpers/bitcoin-pool.ts';
 import { DIALECTS, skipUnless } from '../helpers/databases.ts';
 import { startTestDaemon } from '../helpers/daemon.ts';
 import { startEsploraSim } from '../helpers/esplora-sim.ts';
@@ -29,16 +24,8 @@ import { paidInvoice } from '../helpers/ledger-rows.ts';
 // deposit refused without --from-address; the refunds on GET /api/v1/payments/{id}; and the
 // accountant's CSV read back by a spreadsheet library as numbers.
 
-bitcoin.initEccLib(ecc);
-const regtest = bitcoin.networks.regtest;
-const PHRASE = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
-const TPUB84 = BIP32Factory(ecc)
-  .fromSeed(Buffer.from(Mnemonic.fromPhrase(PHRASE).computeSeed().slice(2), 'hex'), bitcoin.networks.testnet)
-  .derivePath("m/84'/1'/0'")
-  .neutered()
-  .toBase58();
-const BUYER = bitcoin.payments.p2wpkh({ hash: Buffer.alloc(20, 0x51), network: regtest }).address!;
-const LATE_BUYER = bitcoin.payments.p2wpkh({ hash: Buffer.alloc(20, 0x52), network: regtest }).address!;
+const BUYER = regtestAddress(0x51);
+const LATE_BUYER = regtestAddress(0x52);
 
 const json = <T>(text: string): T => JSON.parse(text) as T;
 
@@ -64,17 +51,7 @@ for (const dialect of DIALECTS) {
       const dir = mkdtempSync(join(tmpdir(), 'chaingate-refund-'));
       const config = writeConfigFile({ chains, log: { level: 'warn' } });
       const env = { CHAINGATE_DATABASE_URL: gw.common.config.database.url, CHAINGATE_MASTER_KEY: 't'.repeat(64), CHAINGATE_CONFIG: config };
-      const cli = (args: string[]) => runCli(args, env, { cwd: dir });
-      const ok = async (args: string[]) => {
-        const r = await cli(args);
-        assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
-        return r;
-      };
-      const refused = async (args: string[], pattern: RegExp) => {
-        const r = await cli(args);
-        assert.equal(r.code, 2, `${args.join(' ')} should be refused: ${r.stdout}${r.stderr}`);
-        assert.match(r.stderr, pattern);
-      };
+      const { ok, refused } = cliIn(env, dir);
       const seedFile = join(dir, 'seed.txt');
       writeFileSync(seedFile, `${PHRASE}\n`, { mode: 0o600 });
       chmodSync(seedFile, 0o600);
@@ -98,36 +75,18 @@ for (const dialect of DIALECTS) {
       const [d0, d1, d2] = pool.map((w) => w.address) as [string, string, string];
       const invoice = paidInvoice(em, gw.merchant.id, 'INV-REFUND-0001');
       const pricing = { mode: 'convert', rate: '65000.5', source: 'static', fiat: 'USD', at: new Date().toISOString() };
-      const open = async (i: number, address: string, status: PaymentStatus, received: string) => {
-        const p = em.create(Payment, {
+      const open = (i: number, address: string, status: PaymentStatus, received: string) =>
+        leasedPayment(em, invoice, gw.merchant.id, {
           referenceId: `PAY-REFUND-000${i}`,
-          invoice,
-          merchant: em.getReference(MerchantPoint, gw.merchant.id),
           status,
-          blockchain: 'bitcoin',
-          network: 'REGTEST',
-          isTestnet: true,
-          cryptoCurrency: 'BTC',
-          decimals: 8,
-          tokenAddress: null,
-          amount: '0.0005',
-          expectedAmount: '0.0005',
-          receivedAmount: received,
           address,
+          amount: '0.0005',
+          receivedAmount: received,
           requiredConfirmations: 1,
           transactionHash: status === 'COMPLETED' ? 'ab'.repeat(32) : null,
-          blockNumber: null,
-          contractAddress: null,
-          externalId: null,
-          externalIdUuid: null,
-          metadata: { pricing },
-          expiresAt: new Date(Date.now() - 60_000),
           completedAt: status === 'COMPLETED' ? new Date() : null,
+          metadata: { pricing },
         });
-        await em.flush();
-        await em.nativeUpdate(WalletAddress, { address, chain: 'bitcoin' }, { status: 'LEASED', paymentId: p.id, leasedAt: new Date() });
-        return p;
-      };
       // d0: 0.0006 for 0.0005 (over-paid); d1: completed, since swept; d2: expired, then 0.0003 arrived late.
       const over = await open(0, d0, 'COMPLETED', '0.0006');
       const swept = await open(1, d1, 'COMPLETED', '0.0005');
@@ -199,8 +158,7 @@ for (const dialect of DIALECTS) {
 
       if (dialect !== 'sqlite') return;
       // 5. The swept payment refunded from a wallet address of the same seed (its change chain, m/84'/1'/0'/1/0).
-      const account = BIP32Factory(ecc).fromSeed(Buffer.from(Mnemonic.fromPhrase(PHRASE).computeSeed().slice(2), 'hex'), bitcoin.networks.testnet).derivePath("m/84'/1'/0'");
-      const wallet = bitcoin.payments.p2wpkh({ pubkey: Buffer.from(account.derive(1).derive(0).publicKey), network: regtest }).address!;
+      const wallet = bitcoin.payments.p2wpkh({ pubkey: Buffer.from(ACCOUNT.derive(1).derive(0).publicKey), network: regtest }).address!;
       sim.mine([[{ address: wallet, sats: 80_000n }]]);
       const fromWallet = join(dir, 'refund-wallet.json');
       const walletPlan = json<{ plan: SweepPlan }>((await ok(['refund', 'plan', '--payment', swept.id, '--to', BUYER, '--amount', '0.0002', '--from-address', wallet, '--out', fromWallet, '--json'])).stdout).plan;

@@ -3,17 +3,14 @@ import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import * as ecc from '@bitcoinerlab/secp256k1';
-import { BIP32Factory } from 'bip32';
 import * as bitcoin from 'bitcoinjs-lib';
-import { Mnemonic } from 'ethers';
-import { MerchantPoint } from '../../src/store/entities/merchant-point.entity.ts';
 import { Payment } from '../../src/store/entities/payment.entity.ts';
 import { WalletAddress } from '../../src/store/entities/wallet-address.entity.ts';
 import { openDatabase } from '../../src/store/orm.ts';
 import type { PaymentStatus } from '../../src/domain/lifecycle.ts';
 import { FAMILIES } from '../../src/families/families.ts';
 import type { SweepPlan } from '../../src/families/sweep.ts';
+import { ACCOUNT, cliIn, leasedPayment, PHRASE, regtest, regtestAddress, TPUB84 } from '../helpers/bitcoin-pool.ts';
 import { runCli } from '../helpers/cli.ts';
 import { createTestDatabase, DIALECTS, skipUnless } from '../helpers/databases.ts';
 import { startEsploraSim } from '../helpers/esplora-sim.ts';
@@ -25,17 +22,9 @@ import { paidInvoice } from '../helpers/ledger-rows.ts';
 // `sweep broadcast` sends to the same Esplora-shaped node and follows to the confirmations, and
 // list/show/status report it. Then every kind of bad input, each refused with nothing sent.
 
-bitcoin.initEccLib(ecc);
-const regtest = bitcoin.networks.regtest;
-const PHRASE = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
 const OTHER_PHRASE = 'legal winner thank year wave sausage worth useful legal winner thank yellow';
-const TPUB84 = BIP32Factory(ecc)
-  .fromSeed(Buffer.from(Mnemonic.fromPhrase(PHRASE).computeSeed().slice(2), 'hex'), bitcoin.networks.testnet)
-  .derivePath("m/84'/1'/0'")
-  .neutered()
-  .toBase58();
-const COLD = bitcoin.payments.p2wpkh({ hash: Buffer.alloc(20, 0x42), network: regtest }).address!;
-const OTHER_COLD = bitcoin.payments.p2wpkh({ hash: Buffer.alloc(20, 0x43), network: regtest }).address!;
+const COLD = regtestAddress(0x42);
+const OTHER_COLD = regtestAddress(0x43);
 
 const json = <T>(text: string): T => JSON.parse(text) as T;
 
@@ -50,18 +39,7 @@ for (const dialect of DIALECTS) {
       const dir = mkdtempSync(join(tmpdir(), 'chaingate-sweep-'));
       const config = writeConfigFile({ chains: { bitcoin: { testnet: { rpcUrl: sim.url, network: 'REGTEST', confirmations: 2, blockTimeMs: 1000 } } }, log: { level: 'warn' } });
       const env = { CHAINGATE_DATABASE_URL: tdb.url, CHAINGATE_MASTER_KEY: 't'.repeat(64), CHAINGATE_CONFIG: config };
-      const cli = (args: string[], extra: Record<string, string> = {}) => runCli(args, { ...env, ...extra }, { cwd: dir });
-      const ok = async (args: string[]) => {
-        const r = await cli(args);
-        assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
-        return r;
-      };
-      const refused = async (args: string[], pattern: RegExp, extra: Record<string, string> = {}) => {
-        const r = await cli(args, extra);
-        assert.equal(r.code, 2, `${args.join(' ')} should be refused: ${r.stdout}${r.stderr}`);
-        assert.match(r.stderr, pattern);
-        return r;
-      };
+      const { cli, ok, refused } = cliIn(env, dir);
 
       const merchant = json<{ id: string }>((await ok(['merchant', 'create', '--name', 'Acme', '--json'])).stdout);
       await ok(['wallets', 'seed', '--chain', 'bitcoin', '--testnet', '--xpub', TPUB84, '--count', '6']);
@@ -74,33 +52,7 @@ for (const dialect of DIALECTS) {
       const invoice = paidInvoice(em, merchant.id, 'INV-SWEEP-TEST-0001');
       const statuses: PaymentStatus[] = ['COMPLETED', 'EXPIRED', 'PENDING', 'FAILED'];
       for (const [i, status] of statuses.entries()) {
-        const p = em.create(Payment, {
-          referenceId: `PAY-SWEEP-TEST-000${i}`,
-          invoice,
-          merchant: em.getReference(MerchantPoint, merchant.id),
-          status,
-          blockchain: 'bitcoin',
-          network: 'REGTEST',
-          isTestnet: true,
-          cryptoCurrency: 'BTC',
-          decimals: 8,
-          tokenAddress: null,
-          amount: '0.001',
-          expectedAmount: '0.001',
-          receivedAmount: '0',
-          address: pool[i]!.address,
-          requiredConfirmations: 2,
-          transactionHash: null,
-          blockNumber: null,
-          contractAddress: null,
-          externalId: null,
-          externalIdUuid: null,
-          metadata: {},
-          expiresAt: new Date(Date.now() - 60_000),
-          completedAt: null,
-        });
-        await em.flush();
-        await em.nativeUpdate(WalletAddress, { id: pool[i]!.id }, { status: 'LEASED', paymentId: p.id, leasedAt: new Date() });
+        await leasedPayment(em, invoice, merchant.id, { referenceId: `PAY-SWEEP-TEST-000${i}`, status, address: pool[i]!.address, amount: '0.001', receivedAmount: '0', requiredConfirmations: 2 });
       }
       const [d0, d1, d2, , d4] = pool.map((w) => w.address);
       sim.mine([[{ address: d0!, sats: 60_000n }, { address: d1!, sats: 40_000n }], [{ address: d2!, sats: 30_000n }, { address: d4!, sats: 10_000n }]]);
@@ -260,7 +212,7 @@ describe('sweep refusals that need no chain', () => {
       assert.match(r.stderr, pattern);
     }
     await runCli(['wallets', 'seed', '--chain', 'bitcoin', '--testnet', '--xpub', TPUB84, '--count', '1'], env, { cwd: dir });
-    const first = bitcoin.payments.p2wpkh({ pubkey: BIP32Factory(ecc).fromBase58(TPUB84, bitcoin.networks.testnet).derive(0).derive(0).publicKey, network: regtest }).address!;
+    const first = bitcoin.payments.p2wpkh({ pubkey: ACCOUNT.derive(0).derive(0).publicKey, network: regtest }).address!;
     const r = await plan(['--chain', 'bitcoin', '--testnet', '--to', first]);
     assert.equal(r.code, 2);
     assert.match(r.stderr, /--to is an address of the bitcoin deposit pool/);
