@@ -11,7 +11,7 @@ import { Payment } from '../../src/store/entities/payment.entity.ts';
 import { nextReference } from '../../src/store/reference-ids.ts';
 import { ormExecutor } from '../../src/store/transaction.ts';
 import { openDatabase } from '../../src/store/orm.ts';
-import { NO_BLOCK_YET } from '../../src/store/entities/indexer-cursor.entity.ts';
+import { NO_BLOCK_YET } from '../../src/domain/lifecycle.ts';
 import { BIN, runCli } from '../helpers/cli.ts';
 import { createTestDatabase } from '../helpers/databases.ts';
 import { waitFor } from '../helpers/indexer-process.ts';
