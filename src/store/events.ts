@@ -1,5 +1,5 @@
 import { newId } from '../domain/ids.ts';
-import type { Executor } from './executor.ts';
+import type { Executor, Reader } from './executor.ts';
 import { jsonOf } from './raw-sql.ts';
 
 /** Event types a merchant point can subscribe to (merchant.webhookEvents; null means all). */
@@ -107,8 +107,10 @@ const leaseSql = (lock: string) => `update webhook_delivery set lease_owner = ?,
   returning id, next_attempt_at`;
 const LEASE_DUE_SQL = { sqlite: leaseSql(''), postgresql: leaseSql(' for update skip locked') };
 
-/** Whether any delivery is due now (a read, so an idle sender's poll takes no write lock). */
-export const ANY_DUE_SQL = `select 1 as due from webhook_delivery where ${DUE} limit 1`;
+/** Whether any delivery is due at `now` (a read, so an idle sender's poll takes no write lock). */
+export async function anyDeliveryDue(r: Reader, now: Date): Promise<boolean> {
+  return (await r.get(`select 1 as due from webhook_delivery where ${DUE} limit 1`, [now, now])) !== undefined;
+}
 
 /**
  * Leases up to `limit` due deliveries to `owner`, oldest due first, in one statement: on PostgreSQL
@@ -145,4 +147,16 @@ export async function insertAttempt(x: Executor, a: NewAttempt): Promise<void> {
     'insert into webhook_attempt (id, delivery_id, attempt_number, url, attempted_at, status_code, duration_ms, response_body, error) values (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     [newId(), a.deliveryId, a.attemptNumber, a.url, a.attemptedAt, a.statusCode, a.durationMs, a.responseBody, a.error],
   );
+}
+
+/**
+ * Deletes webhook events created before `cutoff` that have nothing left to deliver, with their
+ * deliveries and attempts; the number of events deleted. A pending delivery keeps its event.
+ */
+export async function deleteEventsBefore(x: Executor, cutoff: Date): Promise<number> {
+  const old = `select e.id from webhook_event e where e.created_at < ? and not exists
+    (select 1 from webhook_delivery p where p.event_id = e.id and p.state = 'PENDING')`;
+  await x.run(`delete from webhook_attempt where delivery_id in (select d.id from webhook_delivery d where d.event_id in (${old}))`, [cutoff]);
+  await x.run(`delete from webhook_delivery where event_id in (${old})`, [cutoff]);
+  return x.run(`delete from webhook_event where id in (${old})`, [cutoff]);
 }

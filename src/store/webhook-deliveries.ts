@@ -44,6 +44,29 @@ export async function leasedDelivery(r: Reader, id: string, owner: string): Prom
   };
 }
 
+/** An event's merchant point and where it takes webhooks (null: nowhere); undefined when there is no such event. */
+export async function eventTarget(r: Reader, eventId: string): Promise<{ eventId: string; merchantId: string; webhookUrl: string | null } | undefined> {
+  const row = await r.get<{ id: string; merchant_id: string; webhook_url: string | null }>(
+    'select e.id, e.merchant_id, m.webhook_url from webhook_event e join merchant_point m on m.id = e.merchant_id where e.id = ?',
+    [eventId],
+  );
+  return row && { eventId: row.id, merchantId: row.merchant_id, webhookUrl: row.webhook_url };
+}
+
+/** Where a merchant point takes webhooks (null: nowhere); undefined when there is no such point. */
+export async function merchantWebhookUrl(r: Reader, merchantId: string): Promise<string | null | undefined> {
+  return (await r.get<{ webhook_url: string | null }>('select webhook_url from merchant_point where id = ?', [merchantId]))?.webhook_url;
+}
+
+/** The deliveries of an event, oldest first, as a replay decides on them. */
+export async function deliveriesOfEvent(r: Reader, eventId: string): Promise<Pick<DeliveryRow, 'id' | 'state' | 'replayOf' | 'nextAttemptAt'>[]> {
+  const rows = await r.all<{ id: string; state: DeliveryStatus; replay_of: string | null; next_attempt_at: unknown }>(
+    'select id, state, replay_of, next_attempt_at from webhook_delivery where event_id = ? order by created_at, id',
+    [eventId],
+  );
+  return rows.map((d) => ({ id: d.id, state: d.state, replayOf: d.replay_of, nextAttemptAt: nullableDate(d.next_attempt_at) }));
+}
+
 export interface EventFilter {
   merchantId?: string | undefined;
   since?: Date | undefined;

@@ -1,10 +1,10 @@
 import type { DeliveryStatus } from '../domain/lifecycle.ts';
-import { ANY_DUE_SQL, insertAttempt, insertDelivery, insertEvent, leaseDueDeliveries, releaseDeliveries } from '../store/events.ts';
+import { anyDeliveryDue, insertAttempt, insertDelivery, insertEvent, leaseDueDeliveries, releaseDeliveries } from '../store/events.ts';
 import type { Executor } from '../store/executor.ts';
 import type { Database } from '../store/orm.ts';
-import { nullableDate, poolReader } from '../store/raw-sql.ts';
+import { poolReader } from '../store/raw-sql.ts';
 import { moveDelivery } from '../store/lifecycle.ts';
-import { eventsWithDeliveries, failedEventIds, leasedDelivery, type LeasedDelivery } from '../store/webhook-deliveries.ts';
+import { deliveriesOfEvent, eventsWithDeliveries, eventTarget, failedEventIds, leasedDelivery, merchantWebhookUrl, type LeasedDelivery } from '../store/webhook-deliveries.ts';
 import { UsageError } from '../domain/errors.ts';
 import type { PostResult } from './post.ts';
 
@@ -22,7 +22,7 @@ export async function claimDueDeliveries(
   input: { owner: string; limit: number; leaseMs: number; now?: Date },
 ): Promise<string[]> {
   const now = input.now ?? new Date();
-  if (!(await poolReader(db).get(ANY_DUE_SQL, [now, now]))) return [];
+  if (!(await anyDeliveryDue(poolReader(db), now))) return [];
   return db.write((x) => leaseDueDeliveries(x, { owner: input.owner, limit: input.limit, until: new Date(now.getTime() + input.leaseMs), now }));
 }
 
@@ -183,23 +183,17 @@ const noWebhookUrl = (merchantId: string) =>
   new UsageError(`merchant point ${merchantId} has no webhook URL: set one with \`chaingate merchant update ${merchantId} --webhook-url <url>\``);
 
 async function replayIn(x: Executor, eventId: string, now: Date): Promise<ReplayResult> {
-  const event = await x.get<{ id: string; merchant_id: string; webhook_url: string | null }>(
-    'select e.id, e.merchant_id, m.webhook_url from webhook_event e join merchant_point m on m.id = e.merchant_id where e.id = ?',
-    [eventId],
-  );
+  const event = await eventTarget(x, eventId);
   if (!event) throw new UsageError(`no webhook event with id ${JSON.stringify(eventId)}`);
-  if (!event.webhook_url) throw noWebhookUrl(event.merchant_id);
-  const deliveries = await x.all<{ id: string; state: DeliveryStatus; replay_of: string | null; next_attempt_at: unknown }>(
-    'select id, state, replay_of, next_attempt_at from webhook_delivery where event_id = ? order by created_at, id',
-    [event.id],
-  );
+  if (!event.webhookUrl) throw noWebhookUrl(event.merchantId);
+  const deliveries = await deliveriesOfEvent(x, event.eventId);
   const pending = deliveries.find((d) => d.state === 'PENDING');
   if (pending) {
-    throw new UsageError(`event ${event.id} already has a delivery in progress (${pending.id}, next attempt ${iso(nullableDate(pending.next_attempt_at)) ?? 'now'})`);
+    throw new UsageError(`event ${event.eventId} already has a delivery in progress (${pending.id}, next attempt ${iso(pending.nextAttemptAt) ?? 'now'})`);
   }
-  const original = deliveries.find((d) => !d.replay_of) ?? deliveries[0];
-  const deliveryId = await insertDelivery(x, event.id, { now, replayOf: original?.id ?? null });
-  return { eventId: event.id, deliveryId, replayOf: original?.id ?? null };
+  const original = deliveries.find((d) => !d.replayOf) ?? deliveries[0];
+  const deliveryId = await insertDelivery(x, event.eventId, { now, replayOf: original?.id ?? null });
+  return { eventId: event.eventId, deliveryId, replayOf: original?.id ?? null };
 }
 
 /** A new delivery of an event: same event id and the same payload bytes, linked to the original. */
@@ -238,12 +232,12 @@ export async function createPing(
   now = new Date(),
 ): Promise<{ eventId: string; deliveryId: string; url: string }> {
   return db.write(async (x) => {
-    const merchant = await x.get<{ webhook_url: string | null }>('select webhook_url from merchant_point where id = ?', [merchantId]);
-    if (!merchant) throw new UsageError(`no merchant point with id ${JSON.stringify(merchantId)}`);
-    if (!merchant.webhook_url) throw noWebhookUrl(merchantId);
+    const url = await merchantWebhookUrl(x, merchantId);
+    if (url === undefined) throw new UsageError(`no merchant point with id ${JSON.stringify(merchantId)}`);
+    if (!url) throw noWebhookUrl(merchantId);
     const data = { merchantId, message: 'chaingate test event: this endpoint receives signed webhooks' };
     const eventId = await insertEvent(x, { merchantId, type: 'ping', paymentId: null, invoiceId: null, at: now, data });
     const deliveryId = await insertDelivery(x, eventId, { now, lease: { owner: lease.owner, until: new Date(now.getTime() + lease.leaseMs) } });
-    return { eventId, deliveryId, url: merchant.webhook_url };
+    return { eventId, deliveryId, url };
   });
 }
