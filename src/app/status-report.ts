@@ -2,6 +2,7 @@ import { indexerCursors } from '../store/indexer-cursor.ts';
 import type { Database } from '../store/orm.ts';
 import { migrationStatus } from '../store/migrate.ts';
 import { countPools, type PoolCount } from '../store/wallet-pool.ts';
+import { poolReader } from '../store/raw-sql.ts';
 import { sweptTotals } from '../store/sweeps.ts';
 import { countByStatus, merchantCounts } from '../store/status-counts.ts';
 import { failedAttemptsSince, oldestPendingDue } from '../store/webhook-deliveries.ts';
@@ -80,7 +81,7 @@ export async function statusReport(
     countPools(em),
     indexerCursors(db),
     countByStatus(db, 'webhook_delivery'),
-    sweptTotals(em),
+    sweptTotals(poolReader(db)),
   ]);
   const offered = offers ? await offerReport({ ...offers, db }, now) : [];
   const oldestDue = await oldestPendingDue(db);

@@ -1,4 +1,3 @@
-import type { EntityManager } from '@mikro-orm/sql';
 import { parseUnits } from '../domain/money.ts';
 import type { Executor, Reader } from './executor.ts';
 import type { Database } from './orm.ts';
@@ -158,18 +157,18 @@ export interface DepositSweep {
 }
 
 /** Sweep (not refund) transactions that took or are taking funds off an address, newest first. */
-export async function sweepsOfAddress(em: EntityManager, pool: { chain: string; isTestnet: boolean }, address: string): Promise<DepositSweep[]> {
-  const rows = await em.execute<{ plan_id: string; status: string; deposits: string; created_at: unknown }[]>(
+export async function sweepsOfAddress(r: Reader, pool: { chain: string; isTestnet: boolean }, address: string): Promise<DepositSweep[]> {
+  const rows = await r.all<{ plan_id: string; status: string; deposits: string; created_at: unknown }>(
     `select t.plan_id, t.status, t.deposits, t.created_at from sweep_tx t join sweep_plan p on p.id = t.plan_id
       where t.chain = ? and t.is_testnet = ? and p.kind = 'sweep' and t.status in ('SIGNED', 'SENT', 'FINAL') and t.deposits like ?
       order by t.created_at desc`,
     [pool.chain, pool.isTestnet, `%${JSON.stringify(address)}%`],
   );
-  return rows.filter((r) => (JSON.parse(r.deposits) as string[]).includes(address)).map((r) => ({ planId: r.plan_id, status: r.status, at: dateOf(r.created_at) }));
+  return rows.filter((t) => (JSON.parse(t.deposits) as string[]).includes(address)).map((t) => ({ planId: t.plan_id, status: t.status, at: dateOf(t.created_at) }));
 }
 
 /** The pool's row of a deposit address: its derivation index and key source (null: not a pool address). */
-export async function poolAddress(em: EntityManager, pool: { chain: string; isTestnet: boolean }, address: string): Promise<{ derivationIndex: number | null; source: string } | null> {
-  const row = (await em.execute<{ derivation_index: number | string | null; source: string }[]>('select derivation_index, source from wallet_address where chain = ? and is_testnet = ? and address = ?', [pool.chain, pool.isTestnet, address]))[0];
+export async function poolAddress(r: Reader, pool: { chain: string; isTestnet: boolean }, address: string): Promise<{ derivationIndex: number | null; source: string } | null> {
+  const row = await r.get<{ derivation_index: number | string | null; source: string }>('select derivation_index, source from wallet_address where chain = ? and is_testnet = ? and address = ?', [pool.chain, pool.isTestnet, address]);
   return row ? { derivationIndex: row.derivation_index === null ? null : Number(row.derivation_index), source: row.source } : null;
 }

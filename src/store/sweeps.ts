@@ -1,4 +1,3 @@
-import type { EntityManager } from '@mikro-orm/sql';
 import { isLivePayment } from '../domain/lifecycle.ts';
 import type { SweepTxStatus } from '../domain/sweep-lifecycle.ts';
 import { newId } from '../domain/ids.ts';
@@ -25,38 +24,37 @@ export interface SweepCandidateRow {
  * to a buyer, and the indexers watch only leased ones, so the ledger knows of no funds on it: it is
  * left out without a word. An address whose payment is still live is named in `skipped`.
  */
-export async function sweepCandidates(em: EntityManager, pool: PoolRef): Promise<{ candidates: SweepCandidateRow[]; skipped: { address: string; reason: string }[] }> {
-  const rows = await em.execute<{ address: string; derivation_index: number | string | null; source: string; payment_status: string | null }[]>(
+export async function sweepCandidates(r: Reader, pool: PoolRef): Promise<{ candidates: SweepCandidateRow[]; skipped: { address: string; reason: string }[] }> {
+  const rows = await r.all<{ address: string; derivation_index: number | string | null; source: string; payment_status: string | null }>(
     `select w.address, w.derivation_index, w.source, p.status as payment_status
        from wallet_address w left join payment p on p.id = w.payment_id
       where w.chain = ? and w.is_testnet = ? and w.status = 'LEASED'
       order by w.derivation_index, w.created_at, w.id`,
     [pool.chain, pool.isTestnet],
   );
-  const inFlight = await addressesInFlight(em, pool);
+  const inFlight = await addressesInFlight(r, pool);
   const candidates: SweepCandidateRow[] = [];
   const skipped: { address: string; reason: string }[] = [];
-  for (const r of rows) {
-    if (r.payment_status === null || isLivePayment(r.payment_status)) {
-      skipped.push({ address: r.address, reason: `leased to an open payment (${r.payment_status ?? 'unknown'})` });
-    } else if (inFlight.has(r.address)) {
-      skipped.push({ address: r.address, reason: 'in a sweep transaction not yet final (run sweep broadcast)' });
+  for (const w of rows) {
+    if (w.payment_status === null || isLivePayment(w.payment_status)) {
+      skipped.push({ address: w.address, reason: `leased to an open payment (${w.payment_status ?? 'unknown'})` });
+    } else if (inFlight.has(w.address)) {
+      skipped.push({ address: w.address, reason: 'in a sweep transaction not yet final (run sweep broadcast)' });
     } else {
-      candidates.push({ address: r.address, derivationIndex: r.derivation_index === null ? null : Number(r.derivation_index), source: r.source });
+      candidates.push({ address: w.address, derivationIndex: w.derivation_index === null ? null : Number(w.derivation_index), source: w.source });
     }
   }
   return { candidates, skipped };
 }
 
 /** Whether an address belongs to the pool (a sweep's destination must not). */
-export async function isPoolAddress(em: EntityManager, pool: PoolRef, address: string): Promise<boolean> {
-  const rows = await em.execute<unknown[]>('select 1 from wallet_address where chain = ? and is_testnet = ? and address = ?', [pool.chain, pool.isTestnet, address]);
-  return rows.length > 0;
+export async function isPoolAddress(r: Reader, pool: PoolRef, address: string): Promise<boolean> {
+  return (await r.get('select 1 as x from wallet_address where chain = ? and is_testnet = ? and address = ?', [pool.chain, pool.isTestnet, address])) !== undefined;
 }
 
 /** Deposits of the pool in a sweep transaction that is signed or sent but not final. */
-async function addressesInFlight(em: EntityManager, pool: PoolRef): Promise<Set<string>> {
-  const rows = await em.execute<{ deposits: string }[]>(
+async function addressesInFlight(r: Reader, pool: PoolRef): Promise<Set<string>> {
+  const rows = await r.all<{ deposits: string }>(
     `select deposits from sweep_tx where chain = ? and is_testnet = ? and status in ('SIGNED', 'SENT')`,
     [pool.chain, pool.isTestnet],
   );
@@ -263,18 +261,18 @@ export interface SweptTotal {
 }
 
 /** What sweeps (not refunds) moved per chain, network and symbol (for `chaingate status`). */
-export async function sweptTotals(em: EntityManager): Promise<SweptTotal[]> {
-  const rows = await em.execute<{ chain: string; is_testnet: boolean | number; status: string; moves: string }[]>(
+export async function sweptTotals(r: Reader): Promise<SweptTotal[]> {
+  const rows = await r.all<{ chain: string; is_testnet: unknown; status: string; moves: string }>(
     `select t.chain, t.is_testnet, t.status, t.moves from sweep_tx t join sweep_plan p on p.id = t.plan_id
       where p.kind = 'sweep' and t.status in ('SIGNED', 'SENT', 'FINAL')`,
   );
   const totals = new Map<string, { chain: string; isTestnet: boolean; symbol: string; swept: bigint; pending: bigint }>();
-  for (const r of rows) {
-    const isTestnet = r.is_testnet === true || r.is_testnet === 1;
-    for (const [symbol, amount] of Object.entries(JSON.parse(r.moves) as Record<string, string>)) {
-      const key = `${r.chain}:${isTestnet}:${symbol}`;
-      const entry = totals.get(key) ?? { chain: r.chain, isTestnet, symbol, swept: 0n, pending: 0n };
-      if (r.status === 'FINAL') entry.swept += BigInt(amount);
+  for (const row of rows) {
+    const isTestnet = boolOf(row.is_testnet);
+    for (const [symbol, amount] of Object.entries(JSON.parse(row.moves) as Record<string, string>)) {
+      const key = `${row.chain}:${isTestnet}:${symbol}`;
+      const entry = totals.get(key) ?? { chain: row.chain, isTestnet, symbol, swept: 0n, pending: 0n };
+      if (row.status === 'FINAL') entry.swept += BigInt(amount);
       else entry.pending += BigInt(amount);
       totals.set(key, entry);
     }

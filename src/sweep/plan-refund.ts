@@ -73,8 +73,8 @@ function refundAmount(payment: StoredPayment, received: bigint, committed: bigin
 }
 
 export async function planRefund(common: Common, input: PlanRefundInput, now = new Date()): Promise<PlanRefundResult> {
-  const em = common.db.em();
-  const payment = await findPayment(poolReader(common.db), input.payment.trim());
+  const reader = poolReader(common.db);
+  const payment = await findPayment(reader, input.payment.trim());
   if (!payment) throw new UsageError(`no payment ${JSON.stringify(input.payment)}`);
   if (payment.status === 'REFUNDED') throw new UsageError(`payment ${payment.id} is already REFUNDED in full`);
   if (isLivePayment(payment.status)) throw new UsageError(`payment ${payment.id} is ${payment.status}: a payment is refunded once it has ended (COMPLETED, FAILED or EXPIRED)`);
@@ -83,12 +83,12 @@ export async function planRefund(common: Common, input: PlanRefundInput, now = n
   const pool = { chain: network.chain, isTestnet: network.testnet };
 
   const to = checkedAddress(network, '--to', input.to);
-  if (await poolAddress(em, pool, to)) throw new UsageError(`--to is an address of the ${network.chain} deposit pool: refund to the buyer's own address`);
+  if (await poolAddress(reader, pool, to)) throw new UsageError(`--to is an address of the ${network.chain} deposit pool: refund to the buyer's own address`);
   const feePayer = input.feePayer === null ? null : checkedAddress(network, '--fee-payer', input.feePayer);
 
-  const received = await receivedTotal(poolReader(common.db), payment);
+  const received = await receivedTotal(reader, payment);
   if (received === 0n) throw new UsageError(`payment ${payment.id} received nothing: there is nothing to refund`);
-  const refunds = await refundsOfPayment(poolReader(common.db), payment.id);
+  const refunds = await refundsOfPayment(reader, payment.id);
   const { committed } = refundedTotals(refunds);
   const amount = refundAmount(payment, received, committed, input.amount);
 
@@ -131,19 +131,19 @@ export async function planRefund(common: Common, input: PlanRefundInput, now = n
 
 /** The address the refund is paid from: the payment's deposit unless it was swept, or the wallet named. */
 async function refundSource(common: Common, payment: StoredPayment, pool: { chain: string; isTestnet: boolean }, fromAddress: string | undefined): Promise<SweepCandidate> {
-  const em = common.db.em();
+  const reader = poolReader(common.db);
   const { network } = sweepNetwork(common, pool.chain, pool.isTestnet);
   if (fromAddress !== undefined) {
     const address = checkedAddress(network, '--from-address', fromAddress);
-    if (await poolAddress(em, pool, address)) throw new UsageError(`--from-address ${address} is a deposit address of the pool: leave out --from-address to refund from the payment's own deposit`);
+    if (await poolAddress(reader, pool, address)) throw new UsageError(`--from-address ${address} is a deposit address of the pool: leave out --from-address to refund from the payment's own deposit`);
     return { address, derivationIndex: null, source: 'wallet' };
   }
   if (payment.paymentType !== 'DIRECT') {
     throw new UsageError(`payment ${payment.id} was paid through the contract into the treasury ${payment.address}: refund from a wallet address with --from-address`);
   }
-  const deposit = await poolAddress(em, pool, payment.address);
+  const deposit = await poolAddress(reader, pool, payment.address);
   if (!deposit) throw new UsageError(`the deposit ${payment.address} is not in the ${pool.chain} pool any more: refund from a wallet address with --from-address`);
-  const sweeps = await sweepsOfAddress(em, pool, payment.address);
+  const sweeps = await sweepsOfAddress(reader, pool, payment.address);
   const last = sweeps[0];
   if (last) {
     const what = last.status === 'FINAL' ? `was swept on ${last.at.toISOString().slice(0, 10)}` : 'is in a sweep on its way';

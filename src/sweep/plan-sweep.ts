@@ -1,5 +1,6 @@
 import { getNetwork, type ResolvedNetwork } from '../chains/registry.ts';
 import type { Common } from '../common.ts';
+import { poolReader } from '../store/raw-sql.ts';
 import { isPoolAddress, type PlanRecord, recordPlan, sweepCandidates } from '../store/sweeps.ts';
 import { InvalidAddressError, UsageError } from '../domain/errors.ts';
 import { isDecimalString, parseUnits } from '../domain/money.ts';
@@ -76,11 +77,11 @@ export async function planSweep(common: Common, input: PlanSweepInput, now = new
   const to = checkedAddress(network, '--to', input.to);
   const feePayer = input.feePayer === null ? null : checkedAddress(network, '--fee-payer', input.feePayer);
   const min = parseMin(network, input.min);
-  const em = common.db.em();
+  const reader = poolReader(common.db);
   const pool = { chain: network.chain, isTestnet: network.testnet };
-  const { candidates, skipped } = await sweepCandidates(em, pool);
+  const { candidates, skipped } = await sweepCandidates(reader, pool);
   // Sweeping into a deposit address would hand the funds to a buyer's payment record.
-  if (await isPoolAddress(em, pool, to)) {
+  if (await isPoolAddress(reader, pool, to)) {
     throw new UsageError(`--to is an address of the ${network.chain} deposit pool: sweep to a cold wallet address outside the pool`);
   }
   const base = planHeader(network, 'sweep', to, feePayer, now);
