@@ -205,7 +205,7 @@ export function createAvailability(ctx: AvailabilityContext): Availability {
   const cacheMs = ctx.config.checkout.availabilityCacheMs;
   let cached: { until: number; snapshot: Promise<HealthSnapshot> } | null = null;
   const prices = new Map<string, { until: number; coins: Promise<Set<string>> }>();
-  const answers = new Map<string, { snapshot: Promise<HealthSnapshot>; coins: Promise<Set<string>>; answer: AvailableCurrencies }>();
+  const answers = new Map<string, { snapshot: Promise<HealthSnapshot>; coins: Promise<Set<string>>; answer: Promise<AvailableCurrencies> }>();
   const testnets = ctx.config.checkout.offerTestnets;
   const allSymbols = [...new Set(CHAIN_SLUGS.flatMap((s) => buyerNetwork(ctx.registry.chains[s], ctx.config).tokens.map((t) => t.symbol)))];
 
@@ -226,8 +226,8 @@ export function createAvailability(ctx: AvailabilityContext): Availability {
     return coins;
   };
 
-  /** The offer computed from a snapshot and the priced coins, kept for the next reads. */
-  const offer = async (choices: MerchantChoices, key: string, snapshotP: Promise<HealthSnapshot>, coinsP: Promise<Set<string>>): Promise<AvailableCurrencies> => {
+  /** The offer computed from a snapshot and the priced coins. */
+  const offer = async (choices: MerchantChoices, snapshotP: Promise<HealthSnapshot>, coinsP: Promise<Set<string>>): Promise<AvailableCurrencies> => {
     const base = availableCurrencies(ctx.registry, choices, testnets);
     const [snapshot, coins] = await Promise.all([snapshotP, coinsP]);
     const availableBlockchains: string[] = [];
@@ -240,10 +240,7 @@ export function createAvailability(ctx: AvailabilityContext): Availability {
       availableBlockchains.push(slug);
       currencies[slug] = symbols;
     }
-    const answer = { availableBlockchains, availableCurrencies: currencies };
-    if (answers.size > 1000) answers.clear();
-    answers.set(key, { snapshot: snapshotP, coins: coinsP, answer });
-    return answer;
+    return { availableBlockchains, availableCurrencies: currencies };
   };
 
   /** Why the network's indexer does not count as reporting, from its cursor read afresh (not the cache). */
@@ -258,11 +255,14 @@ export function createAvailability(ctx: AvailabilityContext): Availability {
       const snapshotP = health(now);
       const coinsP = priced(fiat);
       // Same snapshot, same prices, same choices: the same answer (the snapshot's own time decides
-      // staleness), so it is kept with them and computed once per cache period, not per read.
+      // staleness), so its promise is kept with them and computed once per cache period, not per read.
       const key = `${fiat.toUpperCase()}|${JSON.stringify(choices.acceptedChains ?? null)}|${JSON.stringify(choices.acceptedCurrencies ?? null)}`;
       const hit = answers.get(key);
-      if (hit && hit.snapshot === snapshotP && hit.coins === coinsP) return Promise.resolve(hit.answer);
-      return offer(choices, key, snapshotP, coinsP);
+      if (hit && hit.snapshot === snapshotP && hit.coins === coinsP) return hit.answer;
+      const answer = offer(choices, snapshotP, coinsP);
+      if (answers.size > 1000) answers.clear();
+      answers.set(key, { snapshot: snapshotP, coins: coinsP, answer });
+      return answer;
     },
     async assertIndexed(network, now = new Date()) {
       if (await indexerProblemNow(network, now)) {
