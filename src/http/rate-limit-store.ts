@@ -1,21 +1,21 @@
 import type { Database } from '../store/orm.ts';
 import { pgStatement } from '../store/raw-sql.ts';
 import type { Logger } from '../logger.ts';
-import type { RateLimitConfig, RateLimitCounters, RouteWindow, Taken, WindowLimit } from './rate-limit.ts';
+import type { RateLimitConfig, RateLimitCounters, RouteLimitName, RouteWindow, Taken, WindowLimit } from './rate-limit.ts';
 import { memoryCounters } from './rate-limit-memory.ts';
 
 // The rate-limit counters every `serve` process on one PostgreSQL database shares
-// (docs/rate-limits.md#several-serve-processes), in two unlogged tables of their own
-// (migrations/postgresql/Migration20261126000000_rate_limits.js):
-//  - rate_limit_log: the service-wide buckets, exact sliding windows as in memory: per client the
-//    times of its last allowed requests (as many as the largest bucket holds);
-//  - rate_limit_window: the per-route limits, fixed windows as @fastify/rate-limit counts them.
+// (docs/rate-limits.md#several-serve-processes), one row per client in an unlogged table of their
+// own (`rate_limit_log`, migrations/postgresql/Migration20261129120000_rate_limit_rows.js):
+//  - the service-wide buckets, exact sliding windows as in memory: the times of the client's last
+//    allowed requests (as many as the largest bucket holds);
+//  - the per-route limits, fixed windows as @fastify/rate-limit counts them: a count and a reset
+//    time per route.
 // A request's service-wide charge and its route window's count are taken in one step, and the
-// requests arriving while a statement runs leave together as the next statement (one round trip,
-// one row update per client and per route window), so the limiter costs the database a statement
-// per batch, not per request. Times are the database's clock, the one clock
-// every process shares. A store that fails or is slow lets requests through (fail open): a rate
-// limiter never takes the checkout down.
+// requests arriving while a statement runs (under load, for at least BATCH_EVERY_MS) leave together
+// as the next statement (one round trip, one row update per client), so the limiter costs the
+// database a statement per batch, not per request. Times are the database's clock, the one clock every process shares. A store that fails
+// or is slow lets requests through (fail open): a rate limiter never takes the checkout down.
 
 /** A decision the store has not answered within this is not waited for: the requests pass. */
 const STORE_DEADLINE_MS = 250;
@@ -25,84 +25,128 @@ const RETRY_AFTER_MS = 1_000;
 const SWEEP_EVERY_MS = 60_000;
 /** A store that keeps failing is logged at most this often. */
 const LOG_EVERY_MS = 60_000;
+/**
+ * Under load, a statement leaves at most this often: the requests of a few ms share it, and the
+ * process and the database pay a statement's fixed cost (mostly the round trip's system calls) once
+ * for all of them. A statement after a quieter spell leaves at once.
+ */
+const BATCH_EVERY_MS = 4;
+/** A batch this large leaves without waiting for BATCH_EVERY_MS. */
+const FULL_BATCH = 256;
+/** Clients known to be refused until a time, at most this many (then forgotten at once). */
+const MAX_REFUSED_CLIENTS = 10_000;
 
 /** Why a request passed without a decision: the statement failed, did not answer in time, or the store had just failed. */
 export type FailOpenReason = 'error' | 'timeout' | 'unavailable';
 
 const UNDECIDED: Taken = Object.freeze({ waitMs: 0, route: Object.freeze({ current: 0, ttl: 0 }) });
+const ALLOWED: Taken = Object.freeze({ waitMs: 0 });
 
-// One statement for a batch: ?1 the buckets' maxima and ?2 their windows (ms), ?3 the clients
-// [{k, n, q}]: n requests, q the route window of each in arrival order ({route, w}, or {} for none).
-// An inserted row's `granted` carries the requested count into the conflict branch, where
-// `excluded` is all there is. A client's first `granted` requests pass the buckets, and only those
-// are counted in their route windows, as in memory, where a refused request never reaches the
-// route's hook. `wait` is the ms until every bucket has room again (null while none is full), or
-// until a route window resets.
-const TAKE = `with lim as (select * from unnest(?::integer[], ?::bigint[]) as l(m, w)),
-clients as (select * from jsonb_to_recordset(?::jsonb) as b(k text, n integer, q jsonb)),
-sliding as (
-  insert into rate_limit_log as l (key, times, granted, at)
-  select b.k, array_fill(c.now, array[g.n]), g.n, c.now
-  from clients b,
-    lateral (select (extract(epoch from clock_timestamp()) * 1000)::bigint as now) c,
-    lateral (select least(b.n, min(lim.m)) as n from lim) g
-  on conflict (key) do update set (times, granted, at) = (
-    select (l.times || array_fill(c.now, array[g.n]))[greatest(1, cardinality(l.times) + g.n - (select max(m) from lim) + 1):], g.n, c.now
-    from (select (extract(epoch from clock_timestamp()) * 1000)::bigint as now) c,
-      lateral (
-        select greatest(0, least(excluded.granted, min(lim.m - (select count(*) from unnest(l.times) as t where t > c.now - lim.w))))::integer as n
-        from lim
-      ) g
-  )
-  returning key, granted as n, (select max(l.times[cardinality(l.times) - lim.m + 1] + lim.w - l.at) from lim where cardinality(l.times) >= lim.m) as wait
-),
-fixed as (
-  insert into rate_limit_window as w (key, count, reset_at, at)
-  select e.route || ' ' || s.key, count(*)::integer, max(c.now + e.w), max(c.now)
-  from sliding s
-    join clients b on b.k = s.key,
-    rows from (jsonb_to_recordset(b.q) as (route text, w bigint)) with ordinality as e(route, w, i),
-    lateral (select (extract(epoch from clock_timestamp()) * 1000)::bigint as now) c
-  where e.i <= s.n and e.route is not null
-  group by s.key, e.route
-  on conflict (key) do update set (count, reset_at, at) = (
-    select case when w.reset_at <= c.now then excluded.count else w.count + excluded.count end,
-      case when w.reset_at <= c.now then excluded.reset_at else w.reset_at end, c.now
-    from (select (extract(epoch from clock_timestamp()) * 1000)::bigint as now) c
-  )
-  returning key, count as n, reset_at - at as wait
-)
-select 's' as kind, * from sliding union all select 'f' as kind, * from fixed`;
+/** Each route window's slot in a row's `counts` and `resets`; requests of routes without a window count in the last, unread. */
+const ROUTE_SLOT: Record<RouteLimitName, number> = { invoiceRead: 1, invoiceStatus: 2, checkout: 3, paymentStatus: 4, confirm: 5 };
+const NO_ROUTE = 6;
 
-// ?1 the longest service-wide window (ms): a log with nothing inside it is as good as none.
-const SWEEP = `with clock as (select (extract(epoch from clock_timestamp()) * 1000)::bigint as now),
-logs as (delete from rate_limit_log where at < (select now from clock) - ?::bigint)
-delete from rate_limit_window where reset_at <= (select now from clock)`;
+/** The database's clock in epoch ms (clock_timestamp: when the statement runs, not when its transaction began). */
+const NOW = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 
-interface TakeRow {
-  kind: 's' | 'f';
-  /** The client (s), or the route window: route name and client (f). */
-  key: string;
-  /** The client's requests that passed the buckets (s), or the requests counted in the window (f). */
-  n: number;
-  /** ms until the buckets have room (s, null: none is full), or until the window resets (f). */
-  wait: string | number | null;
+/**
+ * The statement for a batch, for `buckets` service-wide buckets: $1 the clients, $2 how many
+ * requests each has in the batch, $3 their route slot, $4 its window (ms); then each bucket's max
+ * and window (ms), and last the largest max. A client's requests in one statement share one route
+ * slot (the store sends the others with the next one).
+ *
+ * A new row takes the first min(max) requests. On conflict, `excluded` holds the proposed row:
+ * its `granted` is the requested count (at most the smallest max), its `at` the statement's time, its `resets` at the slot
+ * the time plus the route's window. The requests that pass are as many as every bucket has room
+ * for: a bucket's allowed requests inside its window are its times after now − window, counted by
+ * width_bucket's binary search over the sorted times. Only those are recorded and counted in their
+ * route window. A row another process wrote after this statement's time keeps its later time
+ * (`greatest(excluded.at, r.at)`), so a row's times stay sorted; checking against the earlier time
+ * can only refuse more. `wait` is the ms until every full bucket has room again (null while none
+ * is full).
+ */
+function takeStatement(buckets: number): string {
+  const max = (i: number) => `$${5 + 2 * i}::integer`;
+  const window = (i: number) => `$${6 + 2 * i}::bigint`;
+  const all = (f: (i: number) => string) => Array.from({ length: buckets }, (_, i) => f(i)).join(', ');
+  const largest = `$${5 + 2 * buckets}::integer`;
+  const granted = `greatest(0, least(excluded.granted, ${all((i) => `${max(i)} - cardinality(r.times) + width_bucket(excluded.at - ${window(i)}, r.times)`)}))`;
+  const slot = 'excluded.slot';
+  return `insert into rate_limit_log as r (key, slot, granted, times, at, counts, resets)
+select b.k, b.s, b.g, array_fill(c.now, array[b.g]), c.now,
+  array_fill(0, array[b.s - 1]) || b.g || array_fill(0, array[${NO_ROUTE} - b.s]),
+  array_fill(0::bigint, array[b.s - 1]) || (c.now + b.w) || array_fill(0::bigint, array[${NO_ROUTE} - b.s])
+from unnest($1::text[], $2::integer[], $3::integer[], $4::bigint[]) as a(k, n, s, w),
+  lateral (select a.k, a.s, a.w, least(a.n, ${all(max)}) as g) b,
+  (select ${NOW} as now) c
+on conflict (key) do update set slot = ${slot}, granted = ${granted},
+  times = (r.times || array_fill(greatest(excluded.at, r.at), array[${granted}]))[greatest(1, cardinality(r.times) + ${granted} - ${largest} + 1):],
+  at = greatest(excluded.at, r.at),
+  counts[${slot}] = case when ${granted} = 0 then r.counts[${slot}] when r.resets[${slot}] > excluded.at then r.counts[${slot}] + ${granted} else ${granted} end,
+  resets[${slot}] = case when ${granted} > 0 and r.resets[${slot}] <= excluded.at then greatest(excluded.at, r.at) + excluded.resets[${slot}] - excluded.at else r.resets[${slot}] end
+returning key, granted, greatest(${all((i) => `case when cardinality(times) >= ${max(i)} then times[cardinality(times) - ${max(i)} + 1] + ${window(i)} - at end`)}) as wait,
+  counts[slot] as count, resets[slot] - at as ttl`;
 }
 
-/** One request waiting for its batch's statement. */
-interface Entry {
+// $1 the longest service-wide window (ms): a row with no allowed request inside it (`at` is its
+// last write) and every route window passed is as good as none.
+const SWEEP = `delete from rate_limit_log where at < (extract(epoch from now()) * 1000)::bigint - $1::bigint
+  and greatest(${Array.from({ length: NO_ROUTE }, (_, i) => `resets[${i + 1}]`).join(', ')}) <= (extract(epoch from now()) * 1000)::bigint`;
+
+interface TakeRow {
+  key: string;
+  /** The client's requests that passed the buckets. */
+  granted: number;
+  /** ms until every full bucket has room (null: none is full). */
+  wait: string | number | null;
+  /** The requests counted in the route window, these included, and the ms until it resets. */
+  count: number;
+  ttl: string | number;
+}
+
+/** One client's requests in one statement, in arrival order: all on one route slot. */
+interface Group {
+  route: RouteWindow | null;
+  slot: number;
+  resolves: ((taken: Taken) => void)[];
+}
+
+/** A request of a client already in the batch on another route: it goes with the next statement. */
+interface Later {
+  key: string;
   route: RouteWindow | null;
   resolve(taken: Taken): void;
 }
 
 /** The requests waiting for one statement, by client in arrival order. */
 interface Batch {
-  clients: Map<string, Entry[]>;
+  clients: Map<string, Group>;
+  /** The requests in `clients`. */
   size: number;
+  later: Later[] | null;
   settled: boolean;
+  /** When its statement left (performance.now()). */
+  sentAt: number;
 }
 
-const emptyBatch = (): Batch => ({ clients: new Map(), size: 0, settled: false });
+const emptyBatch = (): Batch => ({ clients: new Map(), size: 0, later: null, settled: false, sentAt: 0 });
+
+function add(batch: Batch, key: string, route: RouteWindow | null, resolve: (taken: Taken) => void): void {
+  const slot = route ? ROUTE_SLOT[route.name] : NO_ROUTE;
+  const group = batch.clients.get(key);
+  if (group === undefined) batch.clients.set(key, { route, slot, resolves: [resolve] });
+  else if (group.slot === slot) group.resolves.push(resolve);
+  else {
+    (batch.later ??= []).push({ key, route, resolve });
+    return;
+  }
+  batch.size++;
+}
+
+/** A text[] literal element: quoted, so that no key reads as NULL or splits the array. */
+function arrayElement(key: string): string {
+  return key.includes('"') || key.includes('\\') ? `"${key.replace(/["\\]/g, '\\$&')}"` : `"${key}"`;
+}
 
 export interface SharedRateLimitStoreOptions {
   db: Database;
@@ -117,7 +161,11 @@ export interface SharedRateLimitStoreOptions {
 export class SharedRateLimitStore implements RateLimitCounters {
   private next = emptyBatch();
   private running: Batch | null = null;
+  /** A send is due (on the next turn, or at `timer`). */
   private scheduled = false;
+  private timer: NodeJS.Timeout | null = null;
+  /** When the last statement left (performance.now()). */
+  private lastSentAt = Number.NEGATIVE_INFINITY;
   /** The running statement outlived its deadline: requests pass until it returns. */
   private stalled = false;
   private unavailableUntil = 0;
@@ -125,15 +173,27 @@ export class SharedRateLimitStore implements RateLimitCounters {
   private letThrough = 0;
   private loggedAt = Number.NEGATIVE_INFINITY;
   private closed = false;
+  /**
+   * Clients whose service-wide buckets the store found full, and until when (performance.now()):
+   * a bucket gains room only as its times leave its window, so until then every request of the
+   * client is refused, in every process, and is recorded nowhere; this process refuses it without
+   * asking the store.
+   */
+  private readonly refused = new Map<string, number>();
   private readonly sweeper: NodeJS.Timeout;
-  private readonly maxima: string;
-  private readonly windows: string;
+  private readonly take_: string;
+  /** The buckets' parameters: each max and window, then the largest max. */
+  private readonly bucketParams: number[];
 
   constructor(private readonly options: SharedRateLimitStoreOptions) {
-    this.maxima = `{${options.serviceWide.map((l) => l.max).join(',')}}`;
-    this.windows = `{${options.serviceWide.map((l) => l.windowMs).join(',')}}`;
-    const longest = Math.max(...options.serviceWide.map((l) => l.windowMs));
+    const buckets = options.serviceWide;
+    if (buckets.length === 0) throw new Error('the shared rate-limit store needs at least one service-wide bucket');
+    this.take_ = takeStatement(buckets.length);
+    this.bucketParams = [...buckets.flatMap((l) => [l.max, l.windowMs]), Math.max(...buckets.map((l) => l.max))];
+    const longest = Math.max(...buckets.map((l) => l.windowMs));
     this.sweeper = setInterval(() => {
+      const now = performance.now();
+      for (const [key, until] of this.refused) if (until <= now) this.refused.delete(key);
       pgStatement(options.db, SWEEP, [longest]).catch((err: unknown) => options.log.debug({ err }, 'rate-limit sweep failed'));
     }, SWEEP_EVERY_MS);
     this.sweeper.unref();
@@ -141,16 +201,20 @@ export class SharedRateLimitStore implements RateLimitCounters {
 
   take(key: string, route: RouteWindow | null): Taken | Promise<Taken> {
     if (this.closed) return UNDECIDED;
+    if (this.refused.size > 0) {
+      const until = this.refused.get(key);
+      if (until !== undefined) {
+        const waitMs = Math.ceil(until - performance.now());
+        if (waitMs > 0) return { waitMs };
+        this.refused.delete(key);
+      }
+    }
     if (this.stalled || Date.now() < this.unavailableUntil) {
       this.failedOpen('unavailable', 1);
       return UNDECIDED;
     }
     return new Promise((resolve) => {
-      const batch = this.next;
-      const entries = batch.clients.get(key);
-      if (entries) entries.push({ route, resolve });
-      else batch.clients.set(key, [{ route, resolve }]);
-      batch.size++;
+      add(this.next, key, route, resolve);
       this.schedule();
     });
   }
@@ -160,22 +224,51 @@ export class SharedRateLimitStore implements RateLimitCounters {
     clearInterval(this.sweeper);
   }
 
-  /** The next statement leaves once the running one returns, or on the next turn: requests arriving together share it. */
+  /**
+   * The next statement leaves once the running one has returned and BATCH_EVERY_MS after the last
+   * one left, on the next turn at the earliest: requests arriving together share it.
+   */
   private schedule(): void {
-    if (this.running || this.scheduled) return;
+    if (this.running) return;
+    if (this.scheduled) {
+      if (this.timer !== null && this.next.size >= FULL_BATCH) this.send();
+      return;
+    }
     this.scheduled = true;
-    setImmediate(() => this.send());
+    const wait = this.lastSentAt + BATCH_EVERY_MS - performance.now();
+    if (wait > 0) this.timer = setTimeout(() => this.send(), wait);
+    else setImmediate(() => this.send());
   }
 
   private send(): void {
     this.scheduled = false;
+    if (this.timer !== null) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
     if (this.running || this.next.size === 0) return;
     const batch = this.next;
     this.next = emptyBatch();
     this.running = batch;
-    const clients = JSON.stringify(Array.from(batch.clients, ([k, entries]) => ({ k, n: entries.length, q: entries.map((e) => (e.route ? { route: e.route.name, w: e.route.windowMs } : {})) })));
+    batch.sentAt = this.lastSentAt = performance.now();
+    if (batch.later) {
+      for (const l of batch.later) add(this.next, l.key, l.route, l.resolve);
+      batch.later = null;
+    }
+    // Array literals built here: cheaper than the driver's escaping of each element.
+    let keys = '';
+    let counts = '';
+    let slots = '';
+    let windows = '';
+    for (const [key, group] of batch.clients) {
+      const sep = keys === '' ? '' : ',';
+      keys += sep + arrayElement(key);
+      counts += sep + group.resolves.length;
+      slots += sep + group.slot;
+      windows += sep + (group.route?.windowMs ?? 0);
+    }
     const deadline = setTimeout(() => this.timedOut(batch), STORE_DEADLINE_MS);
-    pgStatement(this.options.db, TAKE, [this.maxima, this.windows, clients]).then(
+    pgStatement(this.options.db, this.take_, [`{${keys}}`, `{${counts}}`, `{${slots}}`, `{${windows}}`, ...this.bucketParams]).then(
       (res) => {
         clearTimeout(deadline);
         if (!batch.settled) this.settle(batch, res.rows as TakeRow[]);
@@ -190,47 +283,32 @@ export class SharedRateLimitStore implements RateLimitCounters {
   }
 
   private settle(batch: Batch, rows: TakeRow[]): void {
-    const windows = new Map<string, TakeRow>();
-    const granted = new Map<string, TakeRow>();
-    for (const row of rows) (row.kind === 's' ? granted : windows).set(row.key, row);
-    // Every client has its row (an upsert always returns one); if one were missing, its requests pass.
-    if (granted.size < batch.clients.size) {
-      this.failBatch(batch, 'error', new Error('the rate-limit statement returned no row for a client'));
+    // Every client has its row (an upsert always returns one); if one were missing, the batch passes.
+    if (rows.length !== batch.clients.size) {
+      this.failBatch(batch, 'error', new Error(`the rate-limit statement returned ${rows.length} rows for ${batch.clients.size} clients`));
       return;
     }
     batch.settled = true;
-    for (const [client, entries] of batch.clients) {
-      const row = granted.get(client)!;
-      const waitMs = Math.max(1, Number(row.wait ?? 0));
-      if (entries.length === 1) {
-        // One request (the common case): its window's count is its place.
-        const e = entries[0]!;
-        const window = e.route ? windows.get(`${e.route.name} ${client}`) : undefined;
-        if (row.n < 1) e.resolve({ waitMs });
-        else if (!e.route) e.resolve(ALLOWED);
-        else if (!window) e.resolve(UNDECIDED);
-        else e.resolve({ waitMs: 0, route: { current: window.n, ttl: Math.max(0, Number(window.wait)) } });
+    for (const row of rows) {
+      const group = batch.clients.get(row.key)!;
+      const { resolves, route } = group;
+      const granted = row.granted;
+      if (resolves.length === 1 && granted === 1) {
+        // One request that passed (the common case): its window's count is its place.
+        resolves[0]!(route ? { waitMs: 0, route: { current: row.count, ttl: Math.max(0, Number(row.ttl)) } } : ALLOWED);
         continue;
       }
-      // The passing requests of each route window, to give each its own place in the window's count.
-      const passing = new Map<string, number>();
-      for (let i = 0; i < row.n && i < entries.length; i++) {
-        const name = entries[i]!.route?.name;
-        if (name) passing.set(name, (passing.get(name) ?? 0) + 1);
+      const waitMs = Math.max(1, Number(row.wait ?? 0));
+      // The wait counts from the statement's time, which is after it left: from then on, it is sure.
+      if (granted < resolves.length && Number(row.wait) > 0) {
+        if (this.refused.size >= MAX_REFUSED_CLIENTS) this.refused.clear();
+        this.refused.set(row.key, batch.sentAt + waitMs);
       }
-      const seen = new Map<string, number>();
-      entries.forEach((e, i) => {
-        const name = e.route?.name;
-        const window = name === undefined ? undefined : windows.get(`${name} ${client}`);
-        if (i >= row.n) e.resolve({ waitMs });
-        else if (name === undefined) e.resolve(ALLOWED);
-        else if (!window) e.resolve(UNDECIDED);
-        else {
-          const place = (seen.get(name) ?? 0) + 1;
-          seen.set(name, place);
-          e.resolve({ waitMs: 0, route: { current: window.n - passing.get(name)! + place, ttl: Math.max(0, Number(window.wait)) } });
-        }
-      });
+      const ttl = Math.max(0, Number(row.ttl));
+      for (let i = 0; i < resolves.length; i++) {
+        if (i >= granted) resolves[i]!({ waitMs });
+        else resolves[i]!(route ? { waitMs: 0, route: { current: row.count - granted + i + 1, ttl } } : ALLOWED);
+      }
     }
   }
 
@@ -259,16 +337,22 @@ export class SharedRateLimitStore implements RateLimitCounters {
       this.letThrough = 0;
       this.loggedAt = Number.NEGATIVE_INFINITY;
     }
-    if (this.next.size > 0) this.send();
+    if (this.next.size > 0) this.schedule();
   }
 
   /** Lets every request of the batch through undecided. */
   private failBatch(batch: Batch, reason: FailOpenReason, err: unknown): void {
     batch.settled = true;
-    for (const entries of batch.clients.values()) for (const e of entries) e.resolve(UNDECIDED);
-    if (batch.size > 0) this.failedOpen(reason, batch.size, err);
+    let requests = batch.size;
+    for (const group of batch.clients.values()) for (const resolve of group.resolves) resolve(UNDECIDED);
+    if (batch.later) {
+      for (const l of batch.later) l.resolve(UNDECIDED);
+      requests += batch.later.length;
+    }
+    if (requests > 0) this.failedOpen(reason, requests, err);
     batch.clients.clear();
     batch.size = 0;
+    batch.later = null;
   }
 
   /** Counted in the metrics; logged on the first failure, then at most once a LOG_EVERY_MS with the number let through. */
@@ -286,8 +370,6 @@ export class SharedRateLimitStore implements RateLimitCounters {
     );
   }
 }
-
-const ALLOWED: Taken = Object.freeze({ waitMs: 0 });
 
 /**
  * Where this daemon's limits count: in the PostgreSQL database every `serve` process on it shares,

@@ -110,3 +110,11 @@ test('clientKey is normalizeIP: IPv4 as is, IPv4-mapped IPv6 as IPv4, IPv6 by it
     assert.equal(clientKey(req), normalizeIP(ip), `${ip} (cached)`);
   }
 });
+
+test('clientKey gives a text longer than any address (X-Forwarded-For may carry any) a key of the length of one', () => {
+  const long = `${'x'.repeat(5000)}`;
+  const keys = [long, `${long}y`, `${'2001:db8:'.repeat(600)}1`].map((ip) => clientKey({ ip } as FastifyRequest));
+  for (const key of keys) assert.ok(key.length <= 64, key);
+  assert.equal(new Set(keys).size, 3, 'different texts, different keys');
+  assert.equal(clientKey({ ip: long } as FastifyRequest), keys[0], 'the same text, the same key');
+});

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { createHash } from 'node:crypto';
 import { normalizeIP } from '@fastify/rate-limit';
 import type { Config } from '../config/schema.ts';
 import { GatewayError } from '../domain/errors.ts';
@@ -60,14 +61,23 @@ export interface RateLimitCounters {
 export function clientKey(req: FastifyRequest): string {
   const ip = req.ip ?? '';
   // Only an address with a colon can be IPv6: others are normalizeIP's identity (lower-cased).
-  if (!ip.includes(':')) return ip.toLowerCase();
+  if (!ip.includes(':')) return ip.length <= MAX_KEY_LENGTH ? ip.toLowerCase() : longKey(ip);
   let key = ipv6Keys.get(ip);
   if (key === undefined) {
     key = normalizeIP(ip);
+    if (key.length > MAX_KEY_LENGTH) key = longKey(key);
     if (ipv6Keys.size >= IPV6_KEYS_CACHED) ipv6Keys.clear();
     ipv6Keys.set(ip, key);
   }
   return key;
+}
+
+/** Longer than any address: with server.trustProxy, X-Forwarded-For may carry any text, which must not become a key of kilobytes. */
+const MAX_KEY_LENGTH = 64;
+
+/** A key for a text longer than any address: its digest, in the length of one. */
+function longKey(text: string): string {
+  return `#${createHash('sha256').update(text).digest('base64url')}`;
 }
 
 /** normalizeIP parses an IPv6 address twice (ip-address): its answers are kept, a bounded number. */

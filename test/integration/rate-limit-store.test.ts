@@ -100,8 +100,70 @@ describe('shared rate-limit counters on postgresql', { skip: await skipUnless('p
     assert.equal(allowed(results), 2);
     assert.deepEqual(results.filter((r) => r.waitMs === 0).map((r) => r.route!.current).sort(), [1, 2]);
     for (const r of results.filter((x) => x.waitMs > 0)) assert.equal(r.route, undefined);
-    const rows = await s.dbs[0]!.em().execute<{ count: number }[]>(`select count from rate_limit_window where key = 'checkout c'`);
+    const rows = await s.dbs[0]!.em().execute<{ count: number }[]>(`select counts[3] as count from rate_limit_log where key = 'c'`);
     assert.equal(rows[0]!.count, 2);
+  });
+
+  test('a client on two routes at once: the other route goes with the next statement, each counted in its own window', async (t) => {
+    const s = await setup(t);
+    const store = s.store([{ max: 2, windowMs: MINUTE }, HIGH]);
+    const confirm: RouteWindow = { ...CHECKOUT, name: 'confirm', max: 5 };
+    const results = await Promise.all([store.take('c', CHECKOUT), store.take('c', confirm), store.take('c', CHECKOUT)]);
+    // Both checkouts leave together and fill the bucket; the confirm, sent after them, is refused.
+    assert.deepEqual(results.map((r) => r.waitMs === 0), [true, false, true]);
+    assert.deepEqual([results[0]!.route!.current, results[2]!.route!.current], [1, 2]);
+    const rows = await s.dbs[0]!.em().execute<{ counts: number[] }[]>(`select counts from rate_limit_log where key = 'c'`);
+    assert.deepEqual(rows[0]!.counts.map(Number), [0, 0, 2, 0, 0, 0], 'the checkout window counts 2, the confirm window nothing');
+  });
+
+  test('any text is a key of its own, quotes, commas and NULL included', async (t) => {
+    const s = await setup(t);
+    const store = s.store([{ max: 1, windowMs: MINUTE }, HIGH]);
+    const keys = ['a"b', 'a\\b', 'a,b', 'NULL', '{x}', '', ' a b '];
+    const results = await Promise.all(keys.flatMap((k) => [store.take(k, CHECKOUT), store.take(k, CHECKOUT)]));
+    assert.deepEqual(results.map((r) => r.waitMs === 0), keys.flatMap(() => [true, false]));
+    const rows = await s.dbs[0]!.em().execute<{ key: string }[]>(`select key from rate_limit_log order by key`);
+    assert.deepEqual(rows.map((r) => r.key), [...keys].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y))));
+    assert.deepEqual(s.failOpen, []);
+  });
+
+  test('times leave the sliding window and route windows reset, by the database clock', async (t) => {
+    const s = await setup(t);
+    const store = s.store([{ max: 2, windowMs: 300 }, HIGH]);
+    const short: RouteWindow = { ...CHECKOUT, windowMs: 300 };
+    const first = [await store.take('c', short), await store.take('c', short), await store.take('c', short)];
+    assert.deepEqual(first.map((r) => r.waitMs === 0), [true, true, false]);
+    assert.ok(first[2]!.waitMs > 0 && first[2]!.waitMs <= 300, `wait ${first[2]!.waitMs} ms`);
+    assert.deepEqual([first[0]!.route!.current, first[1]!.route!.current], [1, 2]);
+    await new Promise((r) => setTimeout(r, 350));
+    const later = await store.take('c', short);
+    assert.equal(later.waitMs, 0, 'both earlier times have left the window');
+    assert.equal(later.route!.current, 1, 'a new route window');
+    assert.ok(later.route!.ttl > 200 && later.route!.ttl <= 300, `ttl ${later.route!.ttl} ms`);
+  });
+
+  test('a client the store found refused is refused in this process without asking it, until the wait is over', async (t) => {
+    const s = await setup(t);
+    const store = s.store([{ max: 2, windowMs: 3000 }, HIGH]);
+    const first = [await store.take('c', CHECKOUT), await store.take('c', CHECKOUT), await store.take('c', CHECKOUT)];
+    assert.deepEqual(first.map((r) => r.waitMs === 0), [true, true, false]);
+    const locker = new pg.Client({ connectionString: s.url });
+    await locker.connect();
+    locker.on('error', () => {});
+    await locker.query('begin');
+    await locker.query('lock table rate_limit_log in access exclusive mode');
+    // The store is locked: only an answer without it comes at once, and it is a refusal, not a pass.
+    const meanwhile = store.take('c', CHECKOUT);
+    assert.ok(!(meanwhile instanceof Promise), 'answered without a statement');
+    assert.ok(meanwhile.waitMs > 0 && meanwhile.waitMs <= first[2]!.waitMs, `wait ${meanwhile.waitMs} ms`);
+    assert.equal(meanwhile.route, undefined, 'not counted in its route window');
+    await locker.query('rollback');
+    await locker.end();
+    await new Promise((r) => setTimeout(r, first[2]!.waitMs + 50));
+    const after = await store.take('c', CHECKOUT);
+    assert.equal(after.waitMs, 0, 'asked again once the wait is over');
+    assert.equal(after.route!.current, 3, 'the refused requests were counted in no window');
+    assert.deepEqual(s.failOpen, []);
   });
 
   test('a locked table lets requests through at once, counted and logged once; the store is asked again once it answers', async (t) => {
@@ -113,7 +175,7 @@ describe('shared rate-limit counters on postgresql', { skip: await skipUnless('p
     // Dropping the database at the end ends this session too, if the test has not got to its rollback.
     locker.on('error', () => {});
     await locker.query('begin');
-    await locker.query('lock table rate_limit_log, rate_limit_window in access exclusive mode');
+    await locker.query('lock table rate_limit_log in access exclusive mode');
 
     // Waits at most the deadline, not the pool's 5 s lock_timeout; then everything passes undecided.
     const first = await store.take('c', CHECKOUT);
