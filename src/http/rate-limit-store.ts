@@ -236,7 +236,7 @@ export class SharedRateLimitStore implements RateLimitCounters {
     }
     this.scheduled = true;
     const wait = this.lastSentAt + BATCH_EVERY_MS - performance.now();
-    if (wait > 0) this.timer = setTimeout(() => this.send(), wait);
+    if (wait > 0 && this.next.size < FULL_BATCH) this.timer = setTimeout(() => this.send(), wait);
     else setImmediate(() => this.send());
   }
 
