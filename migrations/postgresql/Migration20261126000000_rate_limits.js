@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 // Hand-written, PostgreSQL only: the rate-limit counters every `serve` process on the database
-// shares (src/http/rate-limit-store.ts; SQLite has one process, which counts in memory).
+// shares (src/store/rate-limit-counters.ts; SQLite has one process, which counts in memory).
 // No entity: only that module's statements touch them, and the schema diff skips them (orm.ts).
 // Unlogged: a counter is worth nothing after a crash, so its updates write no WAL and wait for no
 // flush. Half-full pages leave room for the new version of a row on its own page (HOT updates).

@@ -2,7 +2,7 @@ import { Migration } from '@mikro-orm/migrations';
 
 // Hand-written, PostgreSQL only: the shared rate-limit counters in one row per client instead of
 // a row per client and another per client and route, so that a request costs the database one
-// row update, not two (src/http/rate-limit-store.ts, docs/rate-limits.md#cost). The table keeps
+// row update, not two (src/store/rate-limit-counters.ts, docs/rate-limits.md#cost). The table keeps
 // the name `rate_limit_log`, which the schema diff already skips (src/store/orm.ts); counters are
 // worth nothing across an upgrade, so the old rows are dropped, not converted.
 export class Migration20261129120000_rate_limit_rows extends Migration {

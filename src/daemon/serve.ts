@@ -8,7 +8,8 @@ import { gatewayPlugin } from '../http/gateway/plugin.ts';
 import { checkoutPlugin } from '../http/checkout/plugin.ts';
 import { pagePathOf, pagePlugin } from '../http/page/plugin.ts';
 import { registerServiceWideLimits } from '../http/rate-limit.ts';
-import { createRateLimitCounters } from '../http/rate-limit-store.ts';
+import { memoryCounters } from '../http/rate-limit-memory.ts';
+import { SharedRateLimitStore } from '../store/rate-limit-counters.ts';
 import { createDeps, type DaemonDeps } from '../app/deps.ts';
 import { offerReport, type NetworkOffer, type NotOfferedCode } from '../app/availability.ts';
 import { indexerCursors } from '../store/indexer-cursor.ts';
@@ -60,7 +61,16 @@ export async function buildDaemonApp(deps: DaemonDeps, metrics?: DaemonMetrics):
   // Exempt only keys the gateway's merchant cache holds as active, and only once their signature verifies.
   const merchants = merchantKeyCache(db, deps.common.box);
   // Shared by every serve process on PostgreSQL; a store that fails lets requests through, counted in the metrics.
-  const counters = createRateLimitCounters({ db, config: config.rateLimit, log, ...(metrics ? { onFailOpen: metrics.observeRateLimitFailOpen } : {}) });
+  const counters = !config.rateLimit.enabled
+    ? null
+    : db.dialect === 'postgresql'
+      ? new SharedRateLimitStore({
+          db,
+          serviceWide: [config.rateLimit.serviceWide.burst, config.rateLimit.serviceWide.sustained],
+          log: log.child({ component: 'rate-limit' }),
+          ...(metrics ? { onFailOpen: metrics.observeRateLimitFailOpen } : {}),
+        })
+      : memoryCounters(config.rateLimit);
   registerServiceWideLimits(app, config.rateLimit, counters, (apiKey) => merchants.peek(apiKey) !== undefined);
   await app.register(async (scope) => gatewayPlugin(scope, deps), { prefix: '/api/v1' });
   await app.register(async (scope) => checkoutPlugin(scope, deps), { prefix: '/checkout/api/v1' });

@@ -1,4 +1,5 @@
-import type { RateLimitConfig, RateLimitCounters, RouteLimitName, RouteWindow, Taken, WindowLimit } from './rate-limit.ts';
+import type { RateLimitCounters, RouteLimitName, RouteWindow, Taken, WindowLimit } from '../domain/rate-limits.ts';
+import type { RateLimitConfig } from './rate-limit.ts';
 
 // The rate-limit counters of a single process (SQLite), in its memory; docs/rate-limits.md.
 // One small record per client holds both layers: the times of its allowed requests still inside the

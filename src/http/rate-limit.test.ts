@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import type { FastifyRequest } from 'fastify';
 import { normalizeIP } from '@fastify/rate-limit';
 import { MemoryCounters } from './rate-limit-memory.ts';
-import { clientKey, type RouteWindow, type WindowLimit } from './rate-limit.ts';
+import { clientKey } from './rate-limit.ts';
+import type { RouteWindow, WindowLimit } from '../domain/rate-limits.ts';
 
 /** In-memory counters without their sweep timer; `take` answers the ms to wait (0: allowed). */
 function limiter(limits: WindowLimit[], maxClients?: number) {

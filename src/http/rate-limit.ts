@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { normalizeIP } from '@fastify/rate-limit';
 import type { Config } from '../config/schema.ts';
 import { GatewayError } from '../domain/errors.ts';
+import type { RateLimitCounters, RouteLimitName, RouteWindow, Taken } from '../domain/rate-limits.ts';
 
 // Rate limits (spec "Limits"; docs/rate-limits.md). Two layers, both keyed by the client IP as
 // Fastify sees it (req.ip: X-Forwarded-For counts only with server.trustProxy), IPv6 grouped by /64:
@@ -12,7 +13,7 @@ import { GatewayError } from '../domain/errors.ts';
 //    both of which must allow a request.
 // Both are taken in one step in one root onRequest hook, from a RateLimitCounters: this process's
 // memory (SQLite, one process; rate-limit-memory.ts), or the PostgreSQL database every serve
-// process shares (rate-limit-store.ts). The checkout scope's hook only answers a route's 429, after
+// process shares (src/store/rate-limit-counters.ts). The checkout scope's hook only answers a route's 429, after
 // its CORS headers.
 
 declare module 'fastify' {
@@ -23,39 +24,6 @@ declare module 'fastify' {
 }
 
 export type RateLimitConfig = Config['rateLimit'];
-export type RouteLimitName = keyof RateLimitConfig['routes'];
-
-export interface WindowLimit {
-  max: number;
-  windowMs: number;
-}
-
-/** A route's own limit, as the route's config carries it. */
-export interface RouteWindow extends WindowLimit {
-  name: RouteLimitName;
-}
-
-/** A route window's count: the requests counted in the window, this one included, and the ms until it resets. */
-export interface WindowCount {
-  current: number;
-  ttl: number;
-}
-
-/** One request as counted: the ms until the service-wide buckets have room (0: allowed), and its route window's count. */
-export interface Taken {
-  waitMs: number;
-  route?: WindowCount;
-}
-
-/** Where both layers of limits count. */
-export interface RateLimitCounters {
-  /**
-   * Takes one request of client `key` from the service-wide buckets and, when they allow it and
-   * `route` is given, counts it in that route's window (refused there or not). Never rejects.
-   */
-  take(key: string, route: RouteWindow | null): Taken | Promise<Taken>;
-  close(): void;
-}
 
 /** The client key both layers use: req.ip (trustProxy applied), an IPv6 address reduced to its /64. */
 export function clientKey(req: FastifyRequest): string {

@@ -94,7 +94,7 @@ export async function openDatabase(url: string, options: { debug?: boolean; pool
     debug: options.debug ?? false,
     allowGlobalContext: false,
     // The shared rate-limit counters have no entity (migrations/postgresql/…_rate_limits.js, raw
-    // SQL in src/http/rate-limit-store.ts): the schema diff must not drop them.
+    // SQL in src/store/rate-limit-counters.ts): the schema diff must not drop them.
     schemaGenerator: { skipTables: ['rate_limit_log', 'rate_limit_window'] },
     migrations: {
       path: migrationsPath(dialect),

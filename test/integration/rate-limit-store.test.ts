@@ -4,12 +4,12 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { migrate } from '../../src/store/migrate.ts';
 import { openDatabase, type Database } from '../../src/store/orm.ts';
-import { SharedRateLimitStore, type FailOpenReason } from '../../src/http/rate-limit-store.ts';
-import type { RouteWindow, Taken, WindowLimit } from '../../src/http/rate-limit.ts';
+import { SharedRateLimitStore, type FailOpenReason } from '../../src/store/rate-limit-counters.ts';
+import type { RouteWindow, Taken, WindowLimit } from '../../src/domain/rate-limits.ts';
 import { createTestDatabase, skipUnless } from '../helpers/databases.ts';
 import { waitFor } from '../helpers/indexer-process.ts';
 
-// The shared counters (src/http/rate-limit-store.ts) with two stores on one PostgreSQL
+// The shared counters (src/store/rate-limit-counters.ts) with two stores on one PostgreSQL
 // database, each on a pool of its own, as two `serve` processes have them. Windows are a minute
 // long, so nothing here depends on how fast the machine is.
 

@@ -1,8 +1,7 @@
-import type { Database } from '../store/orm.ts';
-import { pgStatement } from '../store/raw-sql.ts';
+import type { Database } from './orm.ts';
+import { pgStatement } from './raw-sql.ts';
 import type { Logger } from '../logger.ts';
-import type { RateLimitConfig, RateLimitCounters, RouteLimitName, RouteWindow, Taken, WindowLimit } from './rate-limit.ts';
-import { memoryCounters } from './rate-limit-memory.ts';
+import type { RateLimitCounters, RouteLimitName, RouteWindow, Taken, WindowLimit } from '../domain/rate-limits.ts';
 
 // The rate-limit counters every `serve` process on one PostgreSQL database shares
 // (docs/rate-limits.md#several-serve-processes), one row per client in an unlogged table of their
@@ -369,16 +368,4 @@ export class SharedRateLimitStore implements RateLimitCounters {
       'the rate-limit store failed: requests pass without a rate-limit decision (fail open) until it answers again',
     );
   }
-}
-
-/**
- * Where this daemon's limits count: in the PostgreSQL database every `serve` process on it shares,
- * or on SQLite (one process) in memory; null when limits are off.
- */
-export function createRateLimitCounters(options: { db: Database; config: RateLimitConfig; log: Logger; onFailOpen?: (reason: FailOpenReason, requests: number) => void }): RateLimitCounters | null {
-  const { db, config, log, onFailOpen } = options;
-  if (!config.enabled) return null;
-  if (db.dialect !== 'postgresql') return memoryCounters(config);
-  const { burst, sustained } = config.serviceWide;
-  return new SharedRateLimitStore({ db, serviceWide: [burst, sustained], log: log.child({ component: 'rate-limit' }), ...(onFailOpen ? { onFailOpen } : {}) });
 }
