@@ -61,6 +61,17 @@ test('use cases, webhooks, indexer, sweeps and reports import no route, no proce
   for (const folder of ['app', 'webhooks', 'indexer', 'sweep', 'report']) assert.deepEqual(crossings(folder, /^(http|daemon|metrics|cli)\//), [], folder);
 });
 
+test('routes import nothing from the store, types included: they call use cases in src/app', () => {
+  assert.deepEqual(crossings('http', /^store\//), []);
+});
+
+test('the entities stay inside src/store: no other file imports them, types included', () => {
+  const offending = sources(SRC)
+    .filter((f) => !relative(SRC, f).startsWith('store/') && !f.endsWith('.test.ts'))
+    .flatMap((f) => imports(f).filter((target) => relative(SRC, target).startsWith('store/entities/')).map((target) => `${relative(SRC, f)} -> ${relative(SRC, target)}`));
+  assert.deepEqual(offending, []);
+});
+
 /** Groups of files that reach each other through their imports (Tarjan's strongly connected components). */
 function circles(files: string[]): string[][] {
   const graph = new Map(files.map((f) => [f, imports(f).filter((t) => graphHas(t))]));
