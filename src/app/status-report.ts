@@ -70,7 +70,6 @@ export async function statusReport(
   offers?: Omit<AvailabilityContext, 'db'>,
   endpointOf?: (chain: string, network: string) => string | null,
 ): Promise<StatusReport> {
-  const em = db.em();
   const since = new Date(now.getTime() - recentMinutes * 60_000);
   const failedAttempts = await failedAttemptsSince(db, since, 20);
   const [{ pending }, merchants, invoices, payments, pools, cursors, deliveries, swept] = await Promise.all([
@@ -78,7 +77,7 @@ export async function statusReport(
     merchantCounts(db),
     countByStatus(db, 'invoice'),
     countByStatus(db, 'payment'),
-    countPools(em),
+    countPools(db),
     indexerCursors(db),
     countByStatus(db, 'webhook_delivery'),
     sweptTotals(poolReader(db)),

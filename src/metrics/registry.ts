@@ -83,7 +83,7 @@ export function createDaemonMetrics(db: Database, chains: ResolvedRegistry): Dae
       countByStatus(db, 'invoice'),
       countByStatus(db, 'payment'),
       countByStatus(db, 'webhook_delivery'),
-      countPools(db.em()),
+      countPools(db),
       indexerCursors(db),
       oldestPendingDue(db),
     ]);

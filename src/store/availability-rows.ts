@@ -1,5 +1,5 @@
-import { IndexerCursor, NO_BLOCK_YET } from './entities/indexer-cursor.entity.ts';
 import type { Database } from './orm.ts';
+import { indexerCursor, indexerCursors, type IndexerCursorRow } from './indexer-cursor.ts';
 import { countPools, type PoolCount } from './wallet-pool.ts';
 
 // What the checkout's availability (src/app/availability.ts) reads of the pools and the indexers,
@@ -16,21 +16,18 @@ export interface CursorReport {
   lastError: string | null;
 }
 
-const FIELDS = ['chain', 'network', 'headSeenAt', 'updatedAt', 'blockHash', 'lastError'] as const;
-
-function reportOf(c: Pick<IndexerCursor, (typeof FIELDS)[number]>): CursorReport {
-  return { chain: c.chain, network: c.network, headSeenAt: c.headSeenAt ?? null, updatedAt: c.updatedAt, hasBlock: c.blockHash !== NO_BLOCK_YET, lastError: c.lastError ?? null };
+function reportOf(c: IndexerCursorRow): CursorReport {
+  return { chain: c.chain, network: c.network, headSeenAt: c.headSeenAt, updatedAt: c.updatedAt, hasBlock: c.placed, lastError: c.lastError };
 }
 
 /** Every pool's counts and every indexer's report, read together. */
 export async function readPoolsAndCursors(db: Database): Promise<{ pools: PoolCount[]; cursors: CursorReport[] }> {
-  const em = db.em();
-  const [pools, cursors] = await Promise.all([countPools(em), em.find(IndexerCursor, {}, { fields: [...FIELDS] })]);
+  const [pools, cursors] = await Promise.all([countPools(db), indexerCursors(db)]);
   return { pools, cursors: cursors.map(reportOf) };
 }
 
 /** One network's indexer report, read afresh; null when no indexer ever wrote one. */
 export async function readCursorReport(db: Database, chain: string, network: string): Promise<CursorReport | null> {
-  const row = await db.em().findOne(IndexerCursor, { chain, network }, { fields: [...FIELDS] });
+  const row = await indexerCursor(db, { chain, network });
   return row ? reportOf(row) : null;
 }

@@ -127,7 +127,7 @@ export async function openDatabase(url: string, options: { debug?: boolean; pool
         },
       });
       await cachePreparedStatements(orm);
-      // Known from the start, so even the first buyer read runs synchronously (readRow); this also
+      // The native handle is known from the start, so readRow never waits for it; this also
       // opens the connection, and so creates the files, while the umask holds.
       const native = await nativeSqlite(orm.em as unknown as EntityManager);
       let writer: SqliteWriter | undefined;

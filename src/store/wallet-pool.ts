@@ -1,11 +1,8 @@
-import { QueryOrder } from '@mikro-orm/core';
-import type { EntityManager } from '@mikro-orm/sql';
-import { WalletAddress, type WalletStatus } from './entities/wallet-address.entity.ts';
+import type { PoolAddressStatus } from '../domain/lifecycle.ts';
 import type { Database } from './orm.ts';
 import type { Executor } from './executor.ts';
-import { readRow } from './raw-sql.ts';
+import { boolOf, nullableDate, poolReader, readRow } from './raw-sql.ts';
 import { newId } from '../domain/ids.ts';
-
 
 /**
  * Free addresses of a pool, counted up to `limit` (the low-water mark): whether a pool runs low
@@ -28,14 +25,14 @@ export interface PoolCount {
   total: number;
 }
 
-export async function countPools(em: EntityManager, chain?: string): Promise<PoolCount[]> {
-  const rows = await em.execute<{ chain: string; is_testnet: boolean | number; status: string; n: number | string }[]>(
+export async function countPools(db: Database, chain?: string): Promise<PoolCount[]> {
+  const rows = await poolReader(db).all<{ chain: string; is_testnet: boolean | number; status: string; n: number | string }>(
     `select chain, is_testnet, status, count(*) as n from wallet_address${chain ? ' where chain = ?' : ''} group by chain, is_testnet, status order by chain, is_testnet`,
     chain ? [chain] : [],
   );
   const map = new Map<string, PoolCount>();
   for (const r of rows) {
-    const isTestnet = r.is_testnet === true || r.is_testnet === 1;
+    const isTestnet = boolOf(r.is_testnet);
     const key = `${r.chain}:${isTestnet}`;
     const entry = map.get(key) ?? { chain: r.chain, isTestnet, free: 0, leased: 0, total: 0 };
     const n = Number(r.n);
@@ -47,19 +44,16 @@ export async function countPools(em: EntityManager, chain?: string): Promise<Poo
   return [...map.values()];
 }
 
-export async function countFree(em: EntityManager, pool: { chain: string; isTestnet: boolean }): Promise<number> {
-  const rows = await em.execute<{ n: number | string }[]>(
-    `select count(*) as n from wallet_address where chain = ? and is_testnet = ? and status = 'FREE'`,
-    [pool.chain, pool.isTestnet],
-  );
-  return Number(rows[0]?.n ?? 0);
+export async function countFree(db: Database, pool: { chain: string; isTestnet: boolean }): Promise<number> {
+  const row = await poolReader(db).get<{ n: number | string }>(`select count(*) as n from wallet_address where chain = ? and is_testnet = ? and status = 'FREE'`, [pool.chain, pool.isTestnet]);
+  return Number(row?.n ?? 0);
 }
 
 export interface PoolAddress {
   /** Child index `0/i` under the account key; null for an address from a list file. */
   index: number | null;
   address: string;
-  status: WalletStatus;
+  status: PoolAddressStatus;
   paymentId: string | null;
   leasedAt: Date | null;
   /** Fingerprint of the account key, or "file". */
@@ -71,19 +65,30 @@ export interface PoolAddress {
  * in the order they were seeded. `offset` counts rows of that order; `total` is the pool's size.
  */
 export async function listPoolAddresses(
-  em: EntityManager,
+  db: Database,
   pool: { chain: string; isTestnet: boolean },
   page: { offset: number; limit: number },
 ): Promise<{ total: number; addresses: PoolAddress[] }> {
-  const where = { chain: pool.chain, isTestnet: pool.isTestnet };
-  const [rows, total] = await em.findAndCount(WalletAddress, where, {
-    orderBy: { derivationIndex: QueryOrder.ASC_NULLS_LAST, createdAt: QueryOrder.ASC, id: QueryOrder.ASC },
-    offset: page.offset,
-    limit: page.limit,
-  });
+  const r = poolReader(db);
+  const where = [pool.chain, pool.isTestnet];
+  const [rows, count] = await Promise.all([
+    r.all<{ derivation_index: number | string | null; address: string; status: PoolAddressStatus; payment_id: string | null; leased_at: unknown; source: string }>(
+      `select derivation_index, address, status, payment_id, leased_at, source from wallet_address where chain = ? and is_testnet = ?
+       order by derivation_index is null, derivation_index, created_at, id limit ? offset ?`,
+      [...where, page.limit, page.offset],
+    ),
+    r.get<{ n: number | string }>('select count(*) as n from wallet_address where chain = ? and is_testnet = ?', where),
+  ]);
   return {
-    total,
-    addresses: rows.map((r) => ({ index: r.derivationIndex ?? null, address: r.address, status: r.status, paymentId: r.paymentId ?? null, leasedAt: r.leasedAt ?? null, source: r.source })),
+    total: Number(count?.n ?? 0),
+    addresses: rows.map((row) => ({
+      index: row.derivation_index === null ? null : Number(row.derivation_index),
+      address: row.address,
+      status: row.status,
+      paymentId: row.payment_id,
+      leasedAt: nullableDate(row.leased_at),
+      source: row.source,
+    })),
   };
 }
 
@@ -119,11 +124,17 @@ export async function addToPool(
 }
 
 /** Where derivation continues for an account key in a pool: one past the highest index seeded. */
-export async function nextDerivationIndex(em: EntityManager, pool: { chain: string; isTestnet: boolean }, source: string): Promise<number> {
-  const rows = await em.execute<{ m: number | string | null }[]>(
-    'select max(derivation_index) as m from wallet_address where chain = ? and is_testnet = ? and source = ?',
-    [pool.chain, pool.isTestnet, source],
-  );
-  const max = rows[0]?.m;
+export async function nextDerivationIndex(db: Database, pool: { chain: string; isTestnet: boolean }, source: string): Promise<number> {
+  const row = await poolReader(db).get<{ m: number | string | null }>('select max(derivation_index) as m from wallet_address where chain = ? and is_testnet = ? and source = ?', [
+    pool.chain,
+    pool.isTestnet,
+    source,
+  ]);
+  const max = row?.m;
   return max === null || max === undefined ? 0 : Number(max) + 1;
+}
+
+/** After a seed, PostgreSQL's planner gets the pool's new size now, not at autovacuum's next pass (docs/wallets.md). */
+export async function analyzePool(db: Database): Promise<void> {
+  if (db.dialect === 'postgresql') await db.em().execute('analyze wallet_address');
 }

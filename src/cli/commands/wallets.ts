@@ -8,7 +8,7 @@ import { InvalidAddressError } from '../../domain/errors.ts';
 import type { AddressScript } from '../../families/family.ts';
 import { validateAddress, resolveChains } from '../../families/families.ts';
 import { UsageError } from '../../domain/errors.ts';
-import { addToPool, countFree, countPools, listPoolAddresses, nextDerivationIndex, type SeedEntry } from '../../store/wallet-pool.ts';
+import { addToPool, analyzePool, countFree, countPools, listPoolAddresses, nextDerivationIndex, type SeedEntry } from '../../store/wallet-pool.ts';
 import { receivePath } from '../../families/derivation-path.ts';
 import { withCommon } from '../context.ts';
 import { parseLimit } from '../options.ts';
@@ -85,14 +85,13 @@ export function walletsCommand(): Command {
       await withCommon(async (common) => {
         const network = getNetwork(resolveChains(common.config.chains), opts.chain, Boolean(opts.testnet));
         const pool = { chain: network.chain, isTestnet: network.testnet };
-        const em = common.db.em();
         let entries: SeedEntry[];
         let source: string;
         let start: number | null = null;
         if (opts.xpub) {
           assertPublicKeyMaterial(opts.xpub);
           source = keyFingerprint(opts.xpub, opts.script);
-          start = opts.start ?? (await nextDerivationIndex(em, pool, source));
+          start = opts.start ?? (await nextDerivationIndex(common.db, pool, source));
           entries = deriveAddresses({ family: network.family, testnet: network.testnet, network: network.network, xpub: opts.xpub, script: opts.script, start, count: opts.count! });
         } else {
           source = 'file';
@@ -101,11 +100,9 @@ export function walletsCommand(): Command {
         // Duplicates inside the input count as skipped too.
         const unique = [...new Map(entries.map((e) => [e.address, e])).values()];
         const result = await common.db.write((x) => addToPool(x, pool, source, unique));
-        // A seed changes the pool's size at once: PostgreSQL's planner gets its statistics now, not
-        // at autovacuum's next pass (docs/wallets.md).
-        if (common.db.dialect === 'postgresql' && result.added > 0) await common.db.em().execute('analyze wallet_address');
+        if (result.added > 0) await analyzePool(common.db);
         const skipped = result.skipped + (entries.length - unique.length);
-        const free = await countFree(common.db.em(), pool);
+        const free = await countFree(common.db, pool);
         // The first and last address of the batch with their paths, to compare with the wallet before
         // the pool is published (docs/wallets.md).
         const xpub = opts.xpub;
@@ -143,7 +140,7 @@ export function walletsCommand(): Command {
         const registry = resolveChains(common.config.chains);
         if (opts.addresses) {
           const network = getNetwork(registry, opts.chain!, Boolean(opts.testnet));
-          const page = await listPoolAddresses(common.db.em(), { chain: network.chain, isTestnet: network.testnet }, { offset: opts.from, limit: opts.limit });
+          const page = await listPoolAddresses(common.db, { chain: network.chain, isTestnet: network.testnet }, { offset: opts.from, limit: opts.limit });
           const rows = page.addresses.map((a) => ({
             chain: network.chain,
             network: network.network,
@@ -161,7 +158,7 @@ export function walletsCommand(): Command {
           emit(opts.json, rows, () => `${network.chain} ${network.network}: ${shown}${more}\n${table(rows, ['index', 'path', 'address', 'status', 'paymentId', 'key'])}`);
           return;
         }
-        const rows = (await countPools(common.db.em(), opts.chain)).map((r) => ({
+        const rows = (await countPools(common.db, opts.chain)).map((r) => ({
           ...r,
           network: getNetwork(registry, r.chain, r.isTestnet).network,
         }));

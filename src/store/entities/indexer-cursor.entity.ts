@@ -1,9 +1,6 @@
 import { defineEntity, p } from '@mikro-orm/core';
 import { idProperty, updatedAtProperty } from './base.ts';
 
-// Kept for the callers that still take it from here; it belongs to src/domain/lifecycle.ts.
-export { NO_BLOCK_YET } from '../../domain/lifecycle.ts';
-
 /** Last processed block per chain and network, written in the same transaction as what that range held. */
 const IndexerCursorSchema = defineEntity({
   name: 'IndexerCursor',
