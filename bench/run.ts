@@ -341,7 +341,9 @@ function answerDifference(targets: Target[], name: string): string {
   const onlyBare = [...bare].filter((f) => !chaingate.has(f));
   if (!onlyChaingate.length && !onlyBare.length) {
     const headers = [...bare].filter((f) => f.startsWith('header ')).length;
-    return `the same ${bare.size - headers} fields${headers ? ` and ${headers} headers` : ''}`;
+    // Same fields may still differ in size (a longer list of offered coins): the bytes each server wrote.
+    const bytes = (['bare', 'chaingate'] as const).map((n) => Buffer.byteLength(targets.find((x) => x.name === n)!.answers.get(name) ?? '')).join(' / ');
+    return `the same ${bare.size - headers} fields${headers ? ` and ${headers} headers` : ''}, bodies of ${bytes} bytes`;
   }
   return [onlyChaingate.length ? `only chaingate's: ${onlyChaingate.join(', ')}` : '', onlyBare.length ? `only the bare server's: ${onlyBare.join(', ')}` : ''].filter(Boolean).join('; ');
 }
