@@ -11,7 +11,7 @@ import type { RateLimitCounters, RouteLimitName, RouteWindow, Taken, WindowLimit
 //  - the per-route limits, fixed windows as @fastify/rate-limit counts them: a count and a reset
 //    time per route.
 // A request's service-wide charge and its route window's count are taken in one step, and the
-// requests arriving while a statement runs (under load, for at least BATCH_EVERY_MS) leave together
+// requests arriving while a statement runs leave together
 // as the next statement (one round trip, one row update per client), so the limiter costs the
 // database a statement per batch, not per request. Times are the database's clock, the one clock every process shares. A store that fails
 // or is slow lets requests through (fail open): a rate limiter never takes the checkout down.
@@ -24,14 +24,6 @@ const RETRY_AFTER_MS = 1_000;
 const SWEEP_EVERY_MS = 60_000;
 /** A store that keeps failing is logged at most this often. */
 const LOG_EVERY_MS = 60_000;
-/**
- * Under load, a statement leaves at most this often: the requests of a few ms share it, and the
- * process and the database pay a statement's fixed cost (mostly the round trip's system calls) once
- * for all of them. A statement after a quieter spell leaves at once.
- */
-const BATCH_EVERY_MS = 4;
-/** A batch this large leaves without waiting for BATCH_EVERY_MS. */
-const FULL_BATCH = 256;
 /** Clients known to be refused until a time, at most this many (then forgotten at once). */
 const MAX_REFUSED_CLIENTS = 10_000;
 
@@ -160,11 +152,8 @@ export interface SharedRateLimitStoreOptions {
 export class SharedRateLimitStore implements RateLimitCounters {
   private next = emptyBatch();
   private running: Batch | null = null;
-  /** A send is due (on the next turn, or at `timer`). */
+  /** A send is due on the next turn. */
   private scheduled = false;
-  private timer: NodeJS.Timeout | null = null;
-  /** When the last statement left (performance.now()). */
-  private lastSentAt = Number.NEGATIVE_INFINITY;
   /** The running statement outlived its deadline: requests pass until it returns. */
   private stalled = false;
   private unavailableUntil = 0;
@@ -224,32 +213,23 @@ export class SharedRateLimitStore implements RateLimitCounters {
   }
 
   /**
-   * The next statement leaves once the running one has returned and BATCH_EVERY_MS after the last
-   * one left, on the next turn at the earliest: requests arriving together share it.
+   * The next statement leaves on the turn after the running one has returned: the requests that
+   * arrived meanwhile share it. No wait is added between statements: with a fixed number of
+   * connections a read's latency is its throughput (docs/rate-limits.md#cost).
    */
   private schedule(): void {
-    if (this.running) return;
-    if (this.scheduled) {
-      if (this.timer !== null && this.next.size >= FULL_BATCH) this.send();
-      return;
-    }
+    if (this.running || this.scheduled) return;
     this.scheduled = true;
-    const wait = this.lastSentAt + BATCH_EVERY_MS - performance.now();
-    if (wait > 0 && this.next.size < FULL_BATCH) this.timer = setTimeout(() => this.send(), wait);
-    else setImmediate(() => this.send());
+    setImmediate(() => this.send());
   }
 
   private send(): void {
     this.scheduled = false;
-    if (this.timer !== null) {
-      clearTimeout(this.timer);
-      this.timer = null;
-    }
     if (this.running || this.next.size === 0) return;
     const batch = this.next;
     this.next = emptyBatch();
     this.running = batch;
-    batch.sentAt = this.lastSentAt = performance.now();
+    batch.sentAt = performance.now();
     if (batch.later) {
       for (const l of batch.later) add(this.next, l.key, l.route, l.resolve);
       batch.later = null;
