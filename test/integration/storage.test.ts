@@ -2,7 +2,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { Database } from '../../src/store/orm.ts';
-import { createMerchant } from '../../src/store/merchants.ts';
+import { createMerchant, getMerchantOrThrow, listMerchants, rotateSecret, updateMerchant } from '../../src/store/merchants.ts';
+import { UsageError } from '../../src/domain/errors.ts';
 import { nextReference, ReferenceBlocks, REFERENCE_BLOCK } from '../../src/store/reference-ids.ts';
 import { ormExecutor } from '../../src/store/transaction.ts';
 import { Invoice } from '../../src/store/entities/invoice.entity.ts';
@@ -31,6 +32,28 @@ for (const dialect of DIALECTS) {
       const db = await fresh(t);
       const diff = await db.orm.schema.getUpdateSchemaSQL({ wrap: false });
       assert.equal(diff.trim(), '', `schema drift:\n${diff}`);
+    });
+
+    test('merchant points: SQL writes keep JSON choices, bump the version, refuse an unknown id', async (t) => {
+      const db = await fresh(t);
+      const { merchant, apiSecret } = await createMerchant(db, box, { name: 'Acme', acceptedChains: ['ethereum'], acceptedCurrencies: { ethereum: ['USDT'] }, webhookUrl: 'https://shop.example/hooks' });
+      assert.equal(merchant.version, 1);
+      assert.deepEqual([merchant.acceptedChains, merchant.acceptedCurrencies, merchant.webhookEvents, merchant.active], [['ethereum'], { ethereum: ['USDT'] }, null, true]);
+      assert.equal(box.open(merchant.apiSecretEnc, merchant.id), apiSecret);
+      const changed = await updateMerchant(db, merchant.id, { acceptedChains: ['ethereum', 'tron'], acceptedCurrencies: null, webhookUrl: null, webhookEvents: ['payment.completed'], active: false });
+      assert.deepEqual([changed.acceptedChains, changed.acceptedCurrencies, changed.webhookUrl, changed.webhookEvents, changed.active, changed.version], [['ethereum', 'tron'], null, null, ['payment.completed'], false, 2]);
+      assert.equal(changed.name, 'Acme');
+      // Nothing to change: nothing written, the version stays.
+      assert.equal((await updateMerchant(db, merchant.id, {})).version, 2);
+      const rotated = await rotateSecret(db, box, merchant.id);
+      assert.notEqual(rotated.apiSecret, apiSecret);
+      assert.equal(box.open(rotated.merchant.apiSecretEnc, merchant.id), rotated.apiSecret);
+      assert.equal(rotated.merchant.version, 3);
+      assert.deepEqual(await getMerchantOrThrow(db, merchant.id), rotated.merchant);
+      assert.deepEqual((await listMerchants(db)).map((m) => m.id), [merchant.id]);
+      await assert.rejects(updateMerchant(db, 'nope', { active: true }), UsageError);
+      await assert.rejects(rotateSecret(db, box, 'nope'), UsageError);
+      await assert.rejects(getMerchantOrThrow(db, 'nope'), UsageError);
     });
 
     test('every entity can be created and read back, amounts keep 18+ decimals', async (t) => {
