@@ -1,6 +1,6 @@
 import type { ChainFamily } from '../chains/slugs.ts';
 import type { SourceFactory } from './source.ts';
-import type { FamilySweepPlanner, FamilySweepSender, FamilySweepSigner } from './sweep.ts';
+import type { FamilySweepPlanner, FamilySweepSender, FamilySweepSigner, FamilySweepVerifier } from './sweep.ts';
 
 // What a chain family provides: one folder src/families/<family>/ implements this in its family.ts,
 // and src/families/families.ts lists them. Messages never repeat an address itself: addresses of
@@ -75,5 +75,7 @@ export interface ChainFamilyAdapter {
     planner(): Promise<FamilySweepPlanner>;
     signer(): Promise<FamilySweepSigner>;
     sender(): Promise<FamilySweepSender>;
+    /** Pure and offline, like the signer: what a transaction's bytes do (src/sweep/check-decoded.ts). */
+    verifier(): Promise<FamilySweepVerifier>;
   };
 }

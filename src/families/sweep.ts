@@ -156,6 +156,59 @@ export interface FamilySweepSigner {
   deriveKeyFromAccount?(accountKey: string, candidate: SweepCandidate, plan: SweepPlan, searchLimit: number): SweepKey;
 }
 
+/** One value a transaction pays out: to whom, which coin, how much. */
+export interface DecodedPay {
+  /** The recipient, in the family's canonical address form (what validateAddress returns for the plan's network). */
+  to: string;
+  symbol: string;
+  /** Token contract / mint / jetton master; null for the native coin. */
+  token: string | null;
+  decimals: number;
+  /** Atomic units. */
+  amount: bigint;
+}
+
+/**
+ * What one transaction does, read from its bytes alone (never from the plan's summary fields):
+ * the signer prints this, and the checks in src/sweep/check-decoded.ts compare it with the plan.
+ */
+export interface DecodedSweepTx {
+  id: string;
+  /** Accounts whose funds the transaction spends or whose signature it needs (deposits, fee payer), canonical form. */
+  spends: string[];
+  /** Every value it moves to another account: to the plan's destination, and internal moves (a gas top-up, a change output back to a deposit). */
+  pays: DecodedPay[];
+  /** The most it can cost in network fees, native atomic units (EVM gasLimit × maxFeePerGas, bitcoin inputs − outputs, …). */
+  fee: bigint;
+  /** Who pays that fee (canonical form). */
+  feePaidBy: string;
+  /** The chain the bytes commit to where the family's transactions carry one (EVM chain id, as a decimal string); null where they carry none. */
+  chainId: string | null;
+}
+
+/** A signed transaction read from its raw bytes: its content, and the hash computed from them. */
+export interface DecodedSignedTx extends DecodedSweepTx {
+  /** The transaction's hash as computed from `raw` (bitcoin double-SHA256 of the non-witness serialisation, EVM keccak of the envelope, …). */
+  txid: string;
+}
+
+/**
+ * sweep-verify.ts: pure and offline (loaded by `sweep sign` and by `sweep broadcast`). Reads what a
+ * transaction really does. Throws UsageError, with one line naming what is wrong, when the bytes are
+ * not a transaction of this family, do not decode, or (signed) carry a signature that does not verify
+ * against the accounts the unsigned transaction names.
+ */
+export interface FamilySweepVerifier {
+  /** What the plan's unsigned transaction does, from its payload. */
+  decodeUnsigned(plan: SweepPlan, tx: UnsignedSweepTx): DecodedSweepTx;
+  /**
+   * What a signed transaction does, from its raw bytes: its hash computed from them, every signature
+   * verified against the key of the account it claims (`tx.signers`), and (families that can) that it
+   * is the unsigned transaction `tx` signed: same inputs / nonce / blockhash / seqno, same outputs.
+   */
+  decodeSigned(plan: SweepPlan, tx: UnsignedSweepTx, raw: string): DecodedSignedTx;
+}
+
 /** sweep-send.ts: submits a signed transaction and tells where it stands. Sending the same raw twice is harmless. */
 export interface FamilySweepSender {
   broadcast(network: ResolvedNetwork, config: Config, tx: SignedSweepTx): Promise<{ accepted: true } | { accepted: false; error: string }>;

@@ -18,5 +18,6 @@ export const bitcoinFamily: ChainFamilyAdapter = {
     planner: async () => (await import('./sweep-plan.ts')).bitcoinSweepPlanner,
     signer: async () => (await import('./sweep-sign.ts')).bitcoinSweepSigner,
     sender: async () => (await import('./sweep-send.ts')).bitcoinSweepSender,
+    verifier: async () => (await import('./sweep-verify.ts')).bitcoinSweepVerifier,
   },
 };

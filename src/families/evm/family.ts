@@ -29,5 +29,6 @@ export const evmFamily: ChainFamilyAdapter = {
     planner: async () => (await import('./sweep-plan.ts')).evmSweepPlanner,
     signer: async () => (await import('./sweep-sign.ts')).evmSweepSigner,
     sender: async () => (await import('./sweep-send.ts')).evmSweepSender,
+    verifier: async () => (await import('./sweep-verify.ts')).evmSweepVerifier,
   },
 };

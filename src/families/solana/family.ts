@@ -10,5 +10,6 @@ export const solanaFamily: ChainFamilyAdapter = {
     planner: async () => (await import('./sweep-plan.ts')).solanaSweepPlanner,
     signer: async () => (await import('./sweep-sign.ts')).solanaSweepSigner,
     sender: async () => (await import('./sweep-send.ts')).solanaSweepSender,
+    verifier: async () => (await import('./sweep-verify.ts')).solanaSweepVerifier,
   },
 };

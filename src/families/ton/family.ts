@@ -10,5 +10,6 @@ export const tonFamily: ChainFamilyAdapter = {
     planner: async () => (await import('./sweep-plan.ts')).tonSweepPlanner,
     signer: async () => (await import('./sweep-sign.ts')).tonSweepSigner,
     sender: async () => (await import('./sweep-send.ts')).tonSweepSender,
+    verifier: async () => (await import('./sweep-verify.ts')).tonSweepVerifier,
   },
 };

@@ -18,5 +18,6 @@ export const tronFamily: ChainFamilyAdapter = {
     planner: async () => (await import('./sweep-plan.ts')).tronSweepPlanner,
     signer: async () => (await import('./sweep-sign.ts')).tronSweepSigner,
     sender: async () => (await import('./sweep-send.ts')).tronSweepSender,
+    verifier: async () => (await import('./sweep-verify.ts')).tronSweepVerifier,
   },
 };
