@@ -136,7 +136,8 @@ export function evaluateDepth(input: DepthInput): DepthOutcome {
   return { confirmations, steps, settledAt: reached ? settleHeight(input.lastCreditBlock, input.required) : null };
 }
 
-export const TRANSFER_STATUSES = ['CREDITED', 'UNMATCHED', 'LATE', 'EXTRA', 'NOT_CREDITED', 'REORGED', 'REVERTED'] as const;
+/** OWN: the deployment's own money reaching a deposit (a fee payer's top-up, a refund's change): never the buyer's. */
+export const TRANSFER_STATUSES = ['CREDITED', 'UNMATCHED', 'LATE', 'EXTRA', 'NOT_CREDITED', 'OWN', 'REORGED', 'REVERTED'] as const;
 export type TransferStatus = (typeof TRANSFER_STATUSES)[number];
 
 /**
@@ -145,7 +146,7 @@ export type TransferStatus = (typeof TRANSFER_STATUSES)[number];
  * classification of the same row (the ledger re-records it), never a move out of REORGED here.
  */
 export const TRANSFER_TRANSITIONS = {
-  reorged: { from: ['CREDITED', 'UNMATCHED', 'LATE', 'EXTRA', 'NOT_CREDITED', 'REVERTED'], to: 'REORGED', event: null },
+  reorged: { from: ['CREDITED', 'UNMATCHED', 'LATE', 'EXTRA', 'NOT_CREDITED', 'OWN', 'REVERTED'], to: 'REORGED', event: null },
 } as const satisfies Record<string, Transition<TransferStatus, never>>;
 
 /**

@@ -233,7 +233,7 @@ export function paymentEventData(p: Payment, invoice: Pick<Invoice, 'id' | 'refe
 /** The fields of a refund its view reads (src/store/refunds.ts RefundRow satisfies it). */
 export interface RefundFacts {
   id: string;
-  state: 'PLANNED' | 'PENDING' | 'CONFIRMED' | 'FAILED';
+  state: 'PLANNED' | 'PENDING' | 'CONFIRMED' | 'FAILED' | 'CANCELLED' | 'EXPIRED';
   symbol: string;
   decimals: number;
   /** Atomic units. */

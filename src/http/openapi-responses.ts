@@ -91,7 +91,7 @@ export const paymentData = z.strictObject({
 /** One refund of a payment: our addition to GET /api/v1/payments/{id} (docs/refunds.md). */
 export const refundData = z.strictObject({
   id: z.string(),
-  status: z.enum(['PLANNED', 'PENDING', 'CONFIRMED', 'FAILED']).describe('PLANNED: not broadcast yet; PENDING: sent, not final; CONFIRMED: final on chain; FAILED: refused or reverted (a later broadcast may still send it)'),
+  status: z.enum(['PLANNED', 'PENDING', 'CONFIRMED', 'FAILED', 'CANCELLED', 'EXPIRED']).describe('PLANNED: not broadcast yet (its amount reserved); CANCELLED / EXPIRED: never broadcast, cancelled or past its plan\'s reservation; PENDING: sent, not final; CONFIRMED: final on chain; FAILED: refused or reverted (a later broadcast may still send it)'),
   amount: decimal.describe('what the refund covers of the payment, in its coin (the network fee included when it came out of the refund)'),
   cryptoCurrency: z.string(),
   address: z.string().describe("the buyer's address refunded to"),

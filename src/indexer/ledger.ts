@@ -17,6 +17,7 @@ import type { Database } from '../store/orm.ts';
 import { poolReader } from '../store/raw-sql.ts';
 import { applyDepth, failPayment, recomputeCredit, type DepthContext } from '../store/payment-transitions.ts';
 import { paymentById, type StoredPayment } from '../store/records.ts';
+import { ownTransfer } from '../store/sweeps.ts';
 import { emitPaymentEvent, markReorged, recordTransfer } from '../store/lifecycle.ts';
 import { classifyTransfer, isInFlight, type Classification } from '../domain/lifecycle.ts';
 import { formatUnits } from '../domain/money.ts';
@@ -37,10 +38,15 @@ export interface ChainKey {
   isTestnet: boolean;
 }
 
-/** What a transfer means for its payment (pure rules in src/domain/lifecycle.ts). */
-export function classify(t: SeenTransfer, payment: StoredPayment | null): Classification {
+/**
+ * What a transfer means for its payment (pure rules in src/domain/lifecycle.ts). `own` says why it is
+ * the deployment's own money (sent by one of its sweep or refund transactions, or by a plan's fee
+ * payer): recorded OWN, never credited, never announced as late funds, never counted as received.
+ */
+export function classify(t: SeenTransfer, payment: StoredPayment | null, own: string | null = null): Classification {
   // The reader knows this value is no payment: never credited, even to a payment in that coin.
   if (payment && !t.reverted && t.notCreditedReason) return { status: 'NOT_CREDITED', note: t.notCreditedReason, lateReason: null };
+  if (payment && !t.reverted && own !== null) return { status: 'OWN', note: own, lateReason: null };
   return classifyTransfer(t, payment ? {
     status: payment.status,
     tokenAddress: payment.tokenAddress,
@@ -104,7 +110,7 @@ export async function applyRange(db: Database, key: ChainKey, range: RangeInput)
           await applyDepth(x, payment.id, { ...depth, at: height - 1n });
           payment = await paymentById(x, payment.id);
         }
-        const verdict = classify(t, payment);
+        const verdict = classify(t, payment, payment ? await ownTransfer(x, key, t.txHash, t.from) : null);
         await recordTransfer(
           x,
           {
@@ -117,7 +123,7 @@ export async function applyRange(db: Database, key: ChainKey, range: RangeInput)
             fromAddress: t.from,
             toAddress: t.to,
             tokenAddress: t.token,
-            symbol: payment && verdict.status !== 'UNMATCHED' && verdict.status !== 'NOT_CREDITED' ? payment.cryptoCurrency : null,
+            symbol: payment && verdict.status !== 'UNMATCHED' && verdict.status !== 'NOT_CREDITED' && verdict.status !== 'OWN' ? payment.cryptoCurrency : null,
             amount: t.amount.toString(),
             paymentId: payment?.id ?? null,
             status: verdict.status,

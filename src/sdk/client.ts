@@ -175,7 +175,7 @@ export interface Payment {
 /** One refund of a payment (docs/refunds.md#on-the-api). */
 export interface Refund {
   id: string;
-  status: 'PLANNED' | 'PENDING' | 'CONFIRMED' | 'FAILED';
+  status: 'PLANNED' | 'PENDING' | 'CONFIRMED' | 'FAILED' | 'CANCELLED' | 'EXPIRED';
   amount: string;
   cryptoCurrency: string;
   address: string;

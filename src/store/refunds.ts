@@ -8,7 +8,8 @@ import { boolOf, dateOf, nullableDate, poolReader } from './raw-sql.ts';
 // by plan id and never copied, so the sweep lifecycle stays their one writer. The reads take a
 // Reader: a write's executor (finalizeSweepTx decides a refund on its own rows) or poolReader(db).
 
-export type RefundState = 'PLANNED' | 'PENDING' | 'CONFIRMED' | 'FAILED';
+/** PLANNED: not yet broadcast, reserving its amount; CANCELLED / EXPIRED: never broadcast, reserving nothing. */
+export type RefundState = 'PLANNED' | 'PENDING' | 'CONFIRMED' | 'FAILED' | 'CANCELLED' | 'EXPIRED';
 
 export interface RefundRecord {
   id: string;
@@ -25,6 +26,12 @@ export interface RefundRecord {
   toAddress: string;
   fromAddress: string;
   fromKind: 'deposit' | 'wallet';
+  /**
+   * The planned network fee paid out of what the payment received on top of `amount` (atomic;
+   * "0" when a fee payer, a wallet address or the refund itself pays it). Once the refund is final,
+   * the fee the chain charged counts instead.
+   */
+  feeFromPayment: string;
   createdAt: Date;
 }
 
@@ -35,14 +42,16 @@ export interface RefundRow extends RefundRecord {
   /** What the plan's transactions paid in fees, native atomic units. */
   fee: string;
   finalAt: Date | null;
+  /** Atomic units of the payment's coin this refund uses up: `amount`, plus the fee when the payment's own funds pay it. */
+  uses: bigint;
 }
 
 /** Writes a refund (in the write that records its plan). */
 export async function recordRefund(x: Executor, r: RefundRecord): Promise<void> {
   await x.run(
-    `insert into refund (id, payment_id, plan_id, chain, network, is_testnet, symbol, token_address, decimals, amount, to_address, from_address, from_kind, created_at)
-     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    [r.id, r.paymentId, r.planId, r.chain, r.network, r.isTestnet, r.symbol, r.tokenAddress, r.decimals, r.amount, r.toAddress, r.fromAddress, r.fromKind, r.createdAt],
+    `insert into refund (id, payment_id, plan_id, chain, network, is_testnet, symbol, token_address, decimals, amount, to_address, from_address, from_kind, fee_from_payment, created_at)
+     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [r.id, r.paymentId, r.planId, r.chain, r.network, r.isTestnet, r.symbol, r.tokenAddress, r.decimals, r.amount, r.toAddress, r.fromAddress, r.fromKind, r.feeFromPayment, r.createdAt],
   );
 }
 
@@ -60,7 +69,10 @@ interface RawRefund {
   to_address: string;
   from_address: string;
   from_kind: string;
+  fee_from_payment: string;
   created_at: unknown;
+  plan_expires_at: unknown;
+  plan_cancelled_at: unknown;
 }
 
 interface RawTx {
@@ -72,13 +84,19 @@ interface RawTx {
   final_at: unknown;
 }
 
-/** A refund's state from its plan's transactions: none yet, all final, any failed, else on its way. */
-export function refundState(txs: Pick<RawTx, 'status'>[]): RefundState {
-  if (txs.length === 0) return 'PLANNED';
+/** A refund's state from its plan's transactions: none yet (planned, cancelled or expired), all final, any failed, else on its way. */
+export function refundState(txs: Pick<RawTx, 'status'>[], plan: { expiresAt: Date | null; cancelledAt: Date | null } = { expiresAt: null, cancelledAt: null }, now = new Date()): RefundState {
+  if (txs.length === 0) {
+    if (plan.cancelledAt !== null) return 'CANCELLED';
+    if (plan.expiresAt !== null && plan.expiresAt.getTime() <= now.getTime()) return 'EXPIRED';
+    return 'PLANNED';
+  }
   if (txs.every((t) => t.status === 'FINAL')) return 'CONFIRMED';
   if (txs.some((t) => t.status === 'FAILED')) return 'FAILED';
   return 'PENDING';
 }
+
+const REFUND_SELECT = 'select f.*, p.expires_at as plan_expires_at, p.cancelled_at as plan_cancelled_at from refund f join sweep_plan p on p.id = f.plan_id';
 
 const txOrder = (a: RawTx, b: RawTx) => Number(a.tx_key.slice(3)) - Number(b.tx_key.slice(3));
 
@@ -88,8 +106,11 @@ async function withTxs(r: Reader, refunds: RawRefund[]): Promise<RefundRow[]> {
   const txs = await r.all<RawTx>(`select plan_id, tx_key, txid, status, fee, final_at from sweep_tx where plan_id in (${plans.map(() => '?').join(', ')})`, plans);
   return refunds.map((r) => {
     const mine = txs.filter((t) => t.plan_id === r.plan_id).sort(txOrder);
-    const state = refundState(mine);
+    const state = refundState(mine, { expiresAt: nullableDate(r.plan_expires_at), cancelledAt: nullableDate(r.plan_cancelled_at) });
     const last = mine.at(-1);
+    const fee = mine.reduce((s, t) => s + BigInt(t.fee), 0n);
+    // Before broadcast the plan's fee; once final, what the chain charged (sweep_tx.fee is set from its answer).
+    const paymentFee = BigInt(r.fee_from_payment) === 0n ? 0n : mine.length > 0 ? fee : BigInt(r.fee_from_payment);
     return {
       id: r.id,
       paymentId: r.payment_id,
@@ -104,29 +125,36 @@ async function withTxs(r: Reader, refunds: RawRefund[]): Promise<RefundRow[]> {
       toAddress: r.to_address,
       fromAddress: r.from_address,
       fromKind: r.from_kind === 'wallet' ? 'wallet' : 'deposit',
+      feeFromPayment: r.fee_from_payment,
       createdAt: dateOf(r.created_at),
       state,
       txid: last?.txid ?? null,
-      fee: mine.reduce((s, t) => s + BigInt(t.fee), 0n).toString(),
+      fee: fee.toString(),
       finalAt: state === 'CONFIRMED' ? nullableDate(last?.final_at) : null,
+      uses: BigInt(r.amount) + paymentFee,
     };
   });
 }
 
 /** The refunds of a payment, oldest first, each with its state. */
 export async function refundsOfPayment(r: Reader, paymentId: string): Promise<RefundRow[]> {
-  return withTxs(r, await r.all<RawRefund>('select * from refund where payment_id = ? order by created_at, id', [paymentId]));
+  return withTxs(r, await r.all<RawRefund>(`${REFUND_SELECT} where f.payment_id = ? order by f.created_at, f.id`, [paymentId]));
+}
+
+/** A refund by its id. */
+export async function refundById(r: Reader, id: string): Promise<RefundRow | null> {
+  return (await withTxs(r, await r.all<RawRefund>(`${REFUND_SELECT} where f.id = ?`, [id])))[0] ?? null;
 }
 
 /** The refund of a plan, or null for a sweep plan. */
 export async function refundOfPlan(r: Reader, planId: string): Promise<RefundRow | null> {
-  return (await withTxs(r, await r.all<RawRefund>('select * from refund where plan_id = ?', [planId])))[0] ?? null;
+  return (await withTxs(r, await r.all<RawRefund>(`${REFUND_SELECT} where f.plan_id = ?`, [planId])))[0] ?? null;
 }
 
 /** Refunds made between two times (created), for the report. */
 export async function refundsBetween(db: Database, from: Date, to: Date): Promise<RefundRow[]> {
   const r = poolReader(db);
-  return withTxs(r, await r.all<RawRefund>('select * from refund where created_at >= ? and created_at < ? order by created_at, id', [from, to]));
+  return withTxs(r, await r.all<RawRefund>(`${REFUND_SELECT} where f.created_at >= ? and f.created_at < ? order by f.created_at, f.id`, [from, to]));
 }
 
 /**
@@ -138,16 +166,22 @@ export async function receivedTotal(r: Reader, payment: { id: string; receivedAm
   return rows.reduce((s, r) => s + BigInt(r.amount), parseUnits(payment.receivedAmount, payment.decimals));
 }
 
-/** Atomic units refunds of the payment cover: `final` counts confirmed ones; `committed` also those on their way (broadcast, not failed). */
-export function refundedTotals(refunds: RefundRow[], exceptPlan: string | null = null): { final: bigint; committed: bigint } {
+/**
+ * Atomic units of the payment's coin its refunds use up (amount, plus a fee its own funds paid):
+ * `final` counts confirmed ones; `broadcast` also those on their way; `committed` also those planned
+ * and not yet cancelled or expired (a plan reserves its amount against later plans until then).
+ */
+export function refundedTotals(refunds: RefundRow[], exceptPlan: string | null = null): { final: bigint; broadcast: bigint; committed: bigint } {
   let final = 0n;
+  let broadcast = 0n;
   let committed = 0n;
   for (const r of refunds) {
     if (r.planId === exceptPlan) continue;
-    if (r.state === 'CONFIRMED') final += BigInt(r.amount);
-    if (r.state === 'CONFIRMED' || r.state === 'PENDING') committed += BigInt(r.amount);
+    if (r.state === 'CONFIRMED') final += r.uses;
+    if (r.state === 'CONFIRMED' || r.state === 'PENDING') broadcast += r.uses;
+    if (r.state === 'CONFIRMED' || r.state === 'PENDING' || r.state === 'PLANNED') committed += r.uses;
   }
-  return { final, committed };
+  return { final, broadcast, committed };
 }
 
 export interface DepositSweep {

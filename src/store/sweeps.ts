@@ -2,6 +2,7 @@ import { isLivePayment } from '../domain/lifecycle.ts';
 import type { SweepTxStatus } from '../domain/sweep-lifecycle.ts';
 import { newId } from '../domain/ids.ts';
 import type { Executor, Reader } from './executor.ts';
+import { reservedDeposits } from './plan-reservations.ts';
 import { boolOf, dateOf, nullableDate } from './raw-sql.ts';
 
 // Every statement sweeps need (docs/sweeps.md), in one place: which pool addresses a plan may
@@ -24,7 +25,7 @@ export interface SweepCandidateRow {
  * to a buyer, and the indexers watch only leased ones, so the ledger knows of no funds on it: it is
  * left out without a word. An address whose payment is still live is named in `skipped`.
  */
-export async function sweepCandidates(r: Reader, pool: PoolRef): Promise<{ candidates: SweepCandidateRow[]; skipped: { address: string; reason: string }[] }> {
+export async function sweepCandidates(r: Reader, pool: PoolRef, now: Date): Promise<{ candidates: SweepCandidateRow[]; skipped: { address: string; reason: string }[] }> {
   const rows = await r.all<{ address: string; derivation_index: number | string | null; source: string; payment_status: string | null }>(
     `select w.address, w.derivation_index, w.source, p.status as payment_status
        from wallet_address w left join payment p on p.id = w.payment_id
@@ -33,6 +34,7 @@ export async function sweepCandidates(r: Reader, pool: PoolRef): Promise<{ candi
     [pool.chain, pool.isTestnet],
   );
   const inFlight = await addressesInFlight(r, pool);
+  const reserved = await reservedDeposits(r, pool, now);
   const candidates: SweepCandidateRow[] = [];
   const skipped: { address: string; reason: string }[] = [];
   for (const w of rows) {
@@ -40,6 +42,9 @@ export async function sweepCandidates(r: Reader, pool: PoolRef): Promise<{ candi
       skipped.push({ address: w.address, reason: `leased to an open payment (${w.payment_status ?? 'unknown'})` });
     } else if (inFlight.has(w.address)) {
       skipped.push({ address: w.address, reason: 'in a sweep transaction not yet final (run sweep broadcast)' });
+    } else if (reserved.has(w.address)) {
+      const held = reserved.get(w.address)!;
+      skipped.push({ address: w.address, reason: `reserved by ${held.kind} plan ${held.planId.slice(0, 16)}… (broadcast it, or \`chaingate ${held.kind} cancel\`)` });
     } else {
       candidates.push({ address: w.address, derivationIndex: w.derivation_index === null ? null : Number(w.derivation_index), source: w.source });
     }
@@ -70,23 +75,39 @@ export interface PlanRecord {
   toAddress: string;
   feePayer: string | null;
   body: string;
+  /** Until when the plan, not yet broadcast, reserves its deposits (src/store/plan-reservations.ts). */
+  expiresAt: Date;
 }
 
 /** Records a plan once; writing the same plan again (same id, so same content) changes nothing. */
 export async function recordPlan(x: Executor, plan: PlanRecord, now: Date): Promise<void> {
   await x.run(
-    `insert into sweep_plan (id, chain, network, is_testnet, kind, to_address, fee_payer, body, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?)
+    `insert into sweep_plan (id, chain, network, is_testnet, kind, to_address, fee_payer, body, expires_at, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      on conflict (id) do nothing`,
-    [plan.id, plan.chain, plan.network, plan.isTestnet, plan.kind, plan.toAddress, plan.feePayer, plan.body, now],
+    [plan.id, plan.chain, plan.network, plan.isTestnet, plan.kind, plan.toAddress, plan.feePayer, plan.body, plan.expiresAt, now],
   );
 }
 
 /** A recorded plan: its file as written (`body`), and where it sends. */
-export interface SweepPlanRow extends PlanRecord {
+export interface SweepPlanRow extends Omit<PlanRecord, 'expiresAt'> {
   createdAt: Date;
+  expiresAt: Date | null;
+  cancelledAt: Date | null;
 }
 
-type RawPlan = { id: string; chain: string; network: string; is_testnet: unknown; kind: string; to_address: string; fee_payer: string | null; body: string; created_at: unknown };
+type RawPlan = {
+  id: string;
+  chain: string;
+  network: string;
+  is_testnet: unknown;
+  kind: string;
+  to_address: string;
+  fee_payer: string | null;
+  body: string;
+  created_at: unknown;
+  expires_at: unknown;
+  cancelled_at: unknown;
+};
 
 const planOf = (p: RawPlan): SweepPlanRow => ({
   id: p.id,
@@ -98,6 +119,8 @@ const planOf = (p: RawPlan): SweepPlanRow => ({
   feePayer: p.fee_payer,
   body: p.body,
   createdAt: dateOf(p.created_at),
+  expiresAt: nullableDate(p.expires_at),
+  cancelledAt: nullableDate(p.cancelled_at),
 });
 
 export async function findPlan(r: Reader, id: string): Promise<SweepPlanRow | null> {
@@ -280,4 +303,22 @@ export async function sweptTotals(r: Reader): Promise<SweptTotal[]> {
   return [...totals.values()]
     .sort((a, b) => a.chain.localeCompare(b.chain) || Number(a.isTestnet) - Number(b.isTestnet) || a.symbol.localeCompare(b.symbol))
     .map((t) => ({ chain: t.chain, isTestnet: t.isTestnet, symbol: t.symbol, swept: t.swept.toString(), pending: t.pending.toString() }));
+}
+
+/**
+ * Why a transfer is the deployment's own money, or null: its transaction is one a sweep or refund
+ * broadcast recorded (a refund's change back to the deposit, a top-up in the plan), or it comes from
+ * an address a plan of this chain named as fee payer (TON and Tron top-ups are the fee payer's own
+ * transactions, seen on the deposit's side under another hash). Addresses compare case-insensitively:
+ * readers differ in EVM checksum case, and base58/bech32 forms differing only in case do not collide.
+ */
+export async function ownTransfer(r: Reader, key: { chain: string; isTestnet: boolean }, txHash: string, from: string | null): Promise<string | null> {
+  const tx = await r.get<{ plan_id: string; kind: string }>(
+    'select t.plan_id, p.kind from sweep_tx t join sweep_plan p on p.id = t.plan_id where t.chain = ? and t.is_testnet = ? and lower(t.txid) = lower(?) limit 1',
+    [key.chain, key.isTestnet, txHash],
+  );
+  if (tx) return `sent by this deployment's ${tx.kind} plan ${tx.plan_id.slice(0, 16)}…`;
+  if (from === null) return null;
+  const payer = await r.get<{ id: string }>('select id from sweep_plan where chain = ? and is_testnet = ? and lower(fee_payer) = lower(?) limit 1', [key.chain, key.isTestnet, from]);
+  return payer ? `from the fee payer of plan ${payer.id.slice(0, 16)}…` : null;
 }

@@ -1,18 +1,24 @@
 import type { Common } from '../common.ts';
+import { isLivePayment } from '../domain/lifecycle.ts';
 import { applySweepFact, finalizeSweepTx } from '../store/lifecycle.ts';
+import { depositConflicts, lockForBroadcast, planState } from '../store/plan-reservations.ts';
 import { poolReader } from '../store/raw-sql.ts';
 import { findPayment } from '../store/records.ts';
 import { receivedTotal, refundedTotals, refundsOfPayment } from '../store/refunds.ts';
+import type { Executor } from '../store/executor.ts';
 import { formatUnits } from '../domain/money.ts';
-import { findPlan, recordSignedTxs, txsOfPlan } from '../store/sweeps.ts';
+import { findPlan, recordSignedTxs, txsOfPlan, type SignedTxRecord } from '../store/sweeps.ts';
 import { UsageError } from '../domain/errors.ts';
 import type { SweepTxStatus } from '../domain/sweep-lifecycle.ts';
 import type { FamilySweepSender, SignedSweep, SweepPlan } from '../families/sweep.ts';
+import { verifySigned } from './check-decoded.ts';
 import { checkPlan, readPlanFile, readSignedFile } from './plan-file.ts';
 import { sweepNetwork } from './plan-sweep.ts';
 
-// `chaingate sweep broadcast` (docs/sweeps.md#broadcast): every signed transaction is recorded
-// before the first is sent, then each is sent (unless the chain already has it) and followed to the
+// `chaingate sweep broadcast` (docs/sweeps.md#broadcast): the signed file is read by the family's
+// verifier and must be exactly the recorded plan's transactions, signed by its keys, hashing to the
+// txids it names; then, in one write that locks the payment and deposits, the world is checked again
+// (deposits free, the refund still fits) and every signed transaction is recorded before the first is sent, then each is sent (unless the chain already has it) and followed to the
 // network's finality. Each state change goes through the sweep lifecycle (src/store/lifecycle.ts
 // applySweepFact, one Database.write each). Running it again resumes: a final transaction is never
 // sent again, a pending one is only looked at, a refused one is tried again with the same bytes.
@@ -81,23 +87,35 @@ async function loadSigned(common: Common, input: BroadcastInput): Promise<{ sign
   return { signed, plan };
 }
 
-export async function broadcastSweep(common: Common, input: BroadcastInput, progress: (line: string) => void = () => {}): Promise<BroadcastResult> {
+export async function broadcastSweep(common: Common, input: BroadcastInput, progress: (line: string) => void = () => {}, now = () => new Date()): Promise<BroadcastResult> {
   const { signed, plan } = await loadSigned(common, input);
   const kind = input.kind ?? 'sweep';
   if (plan.kind !== kind) throw new UsageError(`${input.signed} is a signed ${plan.kind} plan: broadcast it with \`chaingate ${plan.kind} broadcast\``);
-  if (plan.refund) await assertRefundFits(common, plan, plan.refund);
   const { network, family } = sweepNetwork(common, plan.chain, plan.testnet);
   if (network.network !== plan.network) throw new UsageError(`the plan is for ${plan.chain} ${plan.network}, but this configuration's ${plan.testnet ? 'testnet' : 'mainnet'} is ${network.network}`);
+  const verified = verifySigned(plan, signed, await family.sweep.verifier(), input.signed);
   const sender = await family.sweep.sender();
 
-  const txs = plan.transactions.map((t) => {
+  const txs: SignedTxRecord[] = plan.transactions.map((t) => {
     const s = signed.transactions.find((x) => x.id === t.id)!;
-    return { planId: plan.id, txKey: t.id, chain: plan.chain, network: plan.network, isTestnet: plan.testnet, txid: s.txid, raw: s.raw, deposits: t.deposits, moves: movesOf(plan, t.deposits), fee: feeOf(plan, t.deposits) };
+    return { planId: plan.id, txKey: t.id, chain: plan.chain, network: plan.network, isTestnet: plan.testnet, txid: verified.get(t.id)!, raw: s.raw, deposits: t.deposits, moves: movesOf(plan, t.deposits), fee: feeOf(plan, t.deposits) };
   });
-  const { conflict } = await common.db.write((x) => recordSignedTxs(x, txs));
-  if (conflict) {
-    throw new UsageError(`${conflict.txKey} of this plan was recorded as ${conflict.recorded}, but ${input.signed} holds ${conflict.given}: the plan was signed twice; broadcast the first signed file, or make a new plan`);
-  }
+  const refused = await common.db.write(async (x) => {
+    const pool = { chain: plan.chain, isTestnet: plan.testnet };
+    await lockForBroadcast(x, pool, plan.deposits.map((d) => d.address), plan.refund?.paymentId ?? null);
+    const recorded = await txsOfPlan(x, plan.id);
+    // A resumed broadcast (this plan's transactions already recorded) was checked when they were.
+    if (recorded.length === 0) {
+      const why = await worldRefusal(x, plan, now());
+      if (why !== null) return why;
+    }
+    const { conflict } = await recordSignedTxs(x, txs);
+    if (conflict) {
+      return `${conflict.txKey} of this plan was recorded as ${conflict.recorded}, but ${input.signed} holds ${conflict.given}: the plan was signed twice; broadcast the first signed file, or make a new plan`;
+    }
+    return null;
+  });
+  if (refused !== null) throw new UsageError(refused.startsWith('refused') ? refused : `refused, nothing sent: ${refused}`);
 
   const deadline = Date.now() + (input.waitMs ?? 6 * 3_600_000);
   const pollMs = Math.min(Math.max(Math.floor(network.blockTimeMs / 4), 250), 30_000);
@@ -119,16 +137,35 @@ export async function broadcastSweep(common: Common, input: BroadcastInput, prog
   }
 }
 
-/** Refunds already on their way or final, with this one, may not cover more than the payment received. */
-async function assertRefundFits(common: Common, plan: SweepPlan, refund: NonNullable<SweepPlan['refund']>): Promise<void> {
-  const payment = await findPayment(poolReader(common.db), refund.paymentId);
-  if (!payment) throw new UsageError(`the refund's payment ${refund.paymentId} is not in this database`);
-  const others = refundedTotals(await refundsOfPayment(poolReader(common.db), payment.id), plan.id).committed;
-  const received = await receivedTotal(poolReader(common.db), payment);
-  if (others + BigInt(refund.amount) > received) {
+/**
+ * Why the plan may not be recorded now, or null: inside the broadcast's write, after the row locks.
+ * The plan is neither cancelled nor expired; its deposits are not leased to a live payment, in
+ * another plan's transaction on its way, or swept; a refund still fits what its payment has left
+ * after the refunds already broadcast, and the payment has ended and is not refunded already.
+ */
+async function worldRefusal(x: Executor, plan: SweepPlan, now: Date): Promise<string | null> {
+  const state = await planState(x, plan.id);
+  if (state?.cancelledAt) return `plan ${plan.id.slice(0, 16)}… was cancelled on ${state.cancelledAt.toISOString()}: make a new plan`;
+  if (state?.expiresAt && state.expiresAt.getTime() <= now.getTime()) return `plan ${plan.id.slice(0, 16)}… expired on ${state.expiresAt.toISOString()} (a plan reserves its deposits for a day): make a new plan`;
+  const conflicts = await depositConflicts(x, { chain: plan.chain, isTestnet: plan.testnet }, plan.deposits.map((d) => d.address), plan.id);
+  if (conflicts.length > 0) return conflicts.join('; ');
+  if (!plan.refund) return null;
+  const refund = plan.refund;
+  const payment = await findPayment(x, refund.paymentId);
+  if (!payment) return `the refund's payment ${refund.paymentId} is not in this database`;
+  if (payment.status === 'REFUNDED') return `payment ${payment.id} is already REFUNDED`;
+  if (isLivePayment(payment.status)) return `payment ${payment.id} is ${payment.status}`;
+  const refunds = await refundsOfPayment(x, payment.id);
+  const mine = refunds.find((r) => r.planId === plan.id);
+  const uses = mine?.uses ?? BigInt(refund.amount);
+  // Of the others, those already broadcast: among plans that both got past planning, the first broadcast wins.
+  const others = refundedTotals(refunds, plan.id).broadcast;
+  const received = await receivedTotal(x, payment);
+  if (others + uses > received) {
     const fmt = (v: bigint) => `${formatUnits(v, refund.decimals)} ${refund.symbol}`;
-    throw new UsageError(`refused: with this refund of ${fmt(BigInt(refund.amount))}, refunds of payment ${payment.id} would cover ${fmt(others + BigInt(refund.amount))}, more than the ${fmt(received)} it received (another refund was broadcast since this one was planned)`);
+    return `refused: with this refund of ${fmt(uses)}, refunds of payment ${payment.id} would use ${fmt(others + uses)}, more than the ${fmt(received)} it received (another refund was broadcast since this one was planned)`;
   }
+  return null;
 }
 
 /** One look at every transaction of the plan: send what the chain lacks, record what it says. */

@@ -3,7 +3,7 @@ import { checkPlanNetwork, expectedChainIds, FEE_SHARE_PERCENT, feeBounds } from
 import { InvalidAddressError, UsageError } from '../domain/errors.ts';
 import { formatUnits } from '../domain/money.ts';
 import { validateAddress } from '../families/families.ts';
-import type { DecodedPay, DecodedSweepTx, SweepPlan } from '../families/sweep.ts';
+import type { DecodedPay, DecodedSweepTx, FamilySweepVerifier, SignedSweep, SweepPlan } from '../families/sweep.ts';
 import { planTotals } from './summary.ts';
 
 // The one comparison of what a plan's transactions do (read from their bytes by the family's
@@ -133,3 +133,37 @@ export function feeShare(fee: bigint, nativeMoved: bigint): string | null {
   const bp = (fee * 10_000n) / nativeMoved;
   return `${bp / 100n}.${(bp % 100n).toString().padStart(2, '0')} %`;
 }
+
+/**
+ * Reads every signed transaction with the family's verifier: it must hash to the txid the file names,
+ * carry valid signatures of the plan's keys, and do exactly what the plan's unsigned transaction does;
+ * and together they must still do what the plan says. Returns the txids; throws naming the first difference.
+ */
+export function verifySigned(plan: SweepPlan, signed: SignedSweep, verifier: FamilySweepVerifier, file: string): Map<string, string> {
+  const txids = new Map<string, string>();
+  const decoded: DecodedSweepTx[] = [];
+  for (const tx of plan.transactions) {
+    const s = signed.transactions.find((x) => x.id === tx.id)!;
+    const read = verifier.decodeSigned(plan, tx, s.raw);
+    if (read.txid !== s.txid) throw new UsageError(`refused, nothing sent: ${file}: ${tx.id}'s raw transaction hashes to ${read.txid}, not the txid ${s.txid} the file names`);
+    const meant = verifier.decodeUnsigned(plan, tx);
+    const differs = differences(meant, read);
+    if (differs !== null) throw new UsageError(`refused, nothing sent: ${file}: ${tx.id} is not the plan's transaction: ${differs}`);
+    txids.set(tx.id, read.txid);
+    decoded.push(read);
+  }
+  checkDecoded(plan, decoded, null);
+  return txids;
+}
+
+/** What differs between what the plan's transaction does and what the signed one does, in words; null when nothing. */
+function differences(meant: DecodedSweepTx, read: DecodedSweepTx): string | null {
+  const pays = (d: DecodedSweepTx) => d.pays.map((p) => `${p.amount} ${p.symbol}${p.token ? ` (${p.token})` : ''} to ${p.to}`).sort().join(', ') || 'nothing';
+  if (pays(meant) !== pays(read)) return `it pays ${pays(read)}; the plan's pays ${pays(meant)}`;
+  if (meant.fee !== read.fee) return `it may pay ${read.fee} in fees (atomic); the plan's ${meant.fee}`;
+  if (meant.feePaidBy !== read.feePaidBy) return `its fee is paid by ${read.feePaidBy}; the plan's by ${meant.feePaidBy}`;
+  if ([...meant.spends].sort().join(',') !== [...read.spends].sort().join(',')) return `it spends from ${read.spends.join(', ')}; the plan's from ${meant.spends.join(', ')}`;
+  if (meant.chainId !== read.chainId) return `it is for chain id ${read.chainId}; the plan's for ${meant.chainId}`;
+  return null;
+}
+

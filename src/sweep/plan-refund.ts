@@ -1,5 +1,6 @@
 import type { Common } from '../common.ts';
 import { poolAddress, receivedTotal, recordRefund, refundedTotals, refundsOfPayment, sweepsOfAddress } from '../store/refunds.ts';
+import { reservedDeposits } from '../store/plan-reservations.ts';
 import { poolReader } from '../store/raw-sql.ts';
 import { findPayment, type StoredPayment } from '../store/records.ts';
 import { recordPlan } from '../store/sweeps.ts';
@@ -107,7 +108,7 @@ export async function planRefund(common: Common, input: PlanRefundInput, now = n
   const plan: SweepPlan = { ...body, id: planId(body) };
   const refundId = newId();
   await common.db.write(async (x) => {
-    await recordPlan(x, planRecord(plan), now);
+    await recordPlan(x, planRecord(plan, now), now);
     await recordRefund(x, {
       id: refundId,
       paymentId: payment.id,
@@ -122,11 +123,24 @@ export async function planRefund(common: Common, input: PlanRefundInput, now = n
       toAddress: to,
       fromAddress: candidate.address,
       fromKind: candidate.source === 'wallet' ? 'wallet' : 'deposit',
+      feeFromPayment: feeFromPayment(plan, ask, candidate).toString(),
       createdAt: now,
     });
   });
   writePlanFile(input.out, plan);
   return { plan, refundId, received, alreadyRefunded: committed };
+}
+
+/**
+ * The fee the payment's own funds pay on top of the refund: a native refund from the deposit with no
+ * fee payer whose buyer receives the whole amount (the fee came out of what stays). Otherwise the fee
+ * is the fee payer's, the merchant wallet's, a token deposit's gas, or already inside the amount.
+ */
+function feeFromPayment(plan: SweepPlan, ask: RefundAsk, candidate: SweepCandidate): bigint {
+  if (ask.token !== null || plan.feePayer !== null || candidate.source === 'wallet') return 0n;
+  const deposit = plan.deposits.find((d) => d.address === candidate.address);
+  const moved = deposit?.moves.find((m) => m.token === null)?.amount;
+  return deposit && moved !== undefined && BigInt(moved) === ask.amount ? BigInt(deposit.fee) : 0n;
 }
 
 /** The address the refund is paid from: the payment's deposit unless it was swept, or the wallet named. */
@@ -143,6 +157,10 @@ async function refundSource(common: Common, payment: StoredPayment, pool: { chai
   }
   const deposit = await poolAddress(reader, pool, payment.address);
   if (!deposit) throw new UsageError(`the deposit ${payment.address} is not in the ${pool.chain} pool any more: refund from a wallet address with --from-address`);
+  const held = (await reservedDeposits(reader, pool, new Date())).get(payment.address);
+  if (held && held.kind === 'sweep') {
+    throw new UsageError(`the deposit ${payment.address} is reserved by sweep plan ${held.planId.slice(0, 16)}…, not yet broadcast: broadcast it and refund from a wallet address with --from-address, or \`chaingate sweep cancel ${held.planId.slice(0, 16)}\` first`);
+  }
   const sweeps = await sweepsOfAddress(reader, pool, payment.address);
   const last = sweeps[0];
   if (last) {

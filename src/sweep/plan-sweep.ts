@@ -41,9 +41,22 @@ export function planHeader(network: ResolvedNetwork, kind: SweepPlan['kind'], to
   return { format: 'chaingate-sweep-plan/1', kind, chain: network.chain, family: network.family, network: network.network, testnet: network.testnet, to, feePayer, createdAt: now.toISOString() };
 }
 
+/** How long a plan not yet broadcast reserves its deposits (and a refund its amount): a day to sign it offline. */
+export const PLAN_RESERVATION_MS = 24 * 3_600_000;
+
 /** The database's record of a plan (its whole file as the body). */
-export function planRecord(plan: SweepPlan): PlanRecord {
-  return { id: plan.id, chain: plan.chain, network: plan.network, isTestnet: plan.testnet, kind: plan.kind, toAddress: plan.to, feePayer: plan.feePayer, body: JSON.stringify(plan) };
+export function planRecord(plan: SweepPlan, now: Date): PlanRecord {
+  return {
+    id: plan.id,
+    chain: plan.chain,
+    network: plan.network,
+    isTestnet: plan.testnet,
+    kind: plan.kind,
+    toAddress: plan.to,
+    feePayer: plan.feePayer,
+    body: JSON.stringify(plan),
+    expiresAt: new Date(now.getTime() + PLAN_RESERVATION_MS),
+  };
 }
 
 /** An address given on the command line, in its canonical form, or a UsageError naming the flag. */
@@ -79,7 +92,7 @@ export async function planSweep(common: Common, input: PlanSweepInput, now = new
   const min = parseMin(network, input.min);
   const reader = poolReader(common.db);
   const pool = { chain: network.chain, isTestnet: network.testnet };
-  const { candidates, skipped } = await sweepCandidates(reader, pool);
+  const { candidates, skipped } = await sweepCandidates(reader, pool, now);
   // Sweeping into a deposit address would hand the funds to a buyer's payment record.
   if (await isPoolAddress(reader, pool, to)) {
     throw new UsageError(`--to is an address of the ${network.chain} deposit pool: sweep to a cold wallet address outside the pool`);
@@ -97,7 +110,7 @@ export async function planSweep(common: Common, input: PlanSweepInput, now = new
     return { written: false, plan, reason };
   }
   // Recorded first: a plan file the database does not know could never be broadcast.
-  await common.db.write((x) => recordPlan(x, planRecord(plan), now));
+  await common.db.write((x) => recordPlan(x, planRecord(plan, now), now));
   writePlanFile(input.out, plan);
   return { written: true, plan };
 }

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { emit, table } from '../output.ts';
-import { broadcastCommand } from './sweep.ts';
+import { broadcastCommand, cancelCommand } from './sweep.ts';
 
 // `chaingate refund plan|broadcast|list` (docs/refunds.md): a refund is a plan of kind "refund",
 // signed offline by `chaingate sweep sign` like any plan, then broadcast here.
@@ -44,6 +44,7 @@ export function refundCommand(): Command {
     });
 
   cmd.addCommand(broadcastCommand('refund'));
+  cmd.addCommand(cancelCommand('refund'));
 
   cmd
     .command('list')

@@ -59,10 +59,11 @@ export function sweepCommand(): Command {
     .requiredOption('--out <path>', 'where to write signed.json (mode 0600)')
     .option('--seed-file <path>', 'a file (mode 0600) holding the BIP39 phrase, a 128-hex seed or an account xprv')
     .option('--seed-stdin', 'read the secret from stdin instead')
-    .option('--expect-to <address>', 'refuse unless the plan sends everything to this address')
-    .option('--yes', 'sign without asking (no terminal, or after checking the summary)')
+    .option('--expect-to <address|file>', 'refuse unless the plan sends everything to this address, or to one of the addresses listed in this file')
+    .option('--max-fee <amount>', 'allow fees up to this much of the native coin for the whole plan, instead of the default bounds (docs/sweeps.md#fee-bounds)')
+    .option('--yes', 'sign without asking (needs --expect-to)')
     .option('--json', 'machine-readable output')
-    .action(async (opts: { plan: string; out: string; seedFile?: string; seedStdin?: boolean; expectTo?: string; yes?: boolean; json?: boolean }) => {
+    .action(async (opts: { plan: string; out: string; seedFile?: string; seedStdin?: boolean; expectTo?: string; maxFee?: string; yes?: boolean; json?: boolean }) => {
       const { signSweep } = await import('../../sweep/sign-sweep.ts');
       const { askOnTerminal } = await import('../terminal-question.ts');
       const result = await signSweep(opts, { say: (text) => process.stderr.write(`${text}\n`), confirm: opts.seedStdin || !process.stdin.isTTY ? null : askOnTerminal });
@@ -72,6 +73,7 @@ export function sweepCommand(): Command {
     });
 
   cmd.addCommand(broadcastCommand('sweep'));
+  cmd.addCommand(cancelCommand('sweep'));
 
   cmd
     .command('list')
@@ -131,6 +133,22 @@ export function sweepCommand(): Command {
       );
     });
   return cmd;
+}
+
+/** `sweep cancel` and `refund cancel`: a plan never broadcast gives back what it reserved. */
+export function cancelCommand(kind: 'sweep' | 'refund'): Command {
+  return new Command('cancel')
+    .argument('<ref>', kind === 'sweep' ? 'the plan id (or its first 8+ hex digits)' : 'the refund id, or its plan id (or the first 8+ hex digits)')
+    .description(`cancels a ${kind} plan that was never broadcast: its deposits${kind === 'refund' ? ' and the amount it reserved of its payment' : ''} are free again`)
+    .option('--json', 'machine-readable output')
+    .action(async (ref: string, opts: { json?: boolean }) => {
+      const { withCommon } = await import('../context.ts');
+      const { cancelSweepPlan } = await import('../../sweep/cancel-plan.ts');
+      await withCommon(async (common) => {
+        const result = await cancelSweepPlan(common, kind, ref.trim());
+        emit(opts.json, { cancelled: true, planId: result.planId }, () => `cancelled ${kind} plan ${result.planId.slice(0, 16)}…: its signed file, if any, will be refused`);
+      });
+    });
 }
 
 /** `sweep broadcast` and `refund broadcast`: the same resumable broadcast, each for its own kind of plan. */

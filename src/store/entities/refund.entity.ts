@@ -25,6 +25,12 @@ const RefundSchema = defineEntity({
     fromAddress: p.string().length(128),
     /** `deposit`: the payment's own deposit; `wallet`: a merchant wallet address named by --from-address. */
     fromKind: p.string().length(16),
+    /**
+     * Whether the network fee is paid out of what the payment received, on top of `amount` (a native
+     * refund from the deposit with no fee payer, where what stays covers the fee): that fee, as the
+     * chain charged it, is then part of what the refund uses up of the payment (docs/refunds.md).
+     */
+    feeFromPayment: p.boolean().default(false),
     createdAt: createdAtProperty(),
   },
 });

@@ -17,6 +17,10 @@ const SweepPlanSchema = defineEntity({
     /** The whole plan file, as written (JSON text): broadcast reads its deposits and amounts from here. */
     body: p.text(),
     createdAt: createdAtProperty(),
+    /** Until when a plan not yet broadcast reserves its deposits (and a refund its amount); null: plans made before reservations. */
+    expiresAt: p.datetime(3).nullable(),
+    /** Set by `sweep cancel` / `refund cancel` on a plan never broadcast: its reservation ends. */
+    cancelledAt: p.datetime(3).nullable(),
   },
 });
 

@@ -1,0 +1,13 @@
+import { Migration } from '@mikro-orm/migrations';
+
+export class Migration20261130000000_plan_reservations extends Migration {
+  async up() {
+    this.addSql(`alter table "sweep_plan" add column "expires_at" timestamptz(3) null, add column "cancelled_at" timestamptz(3) null;`);
+    this.addSql(`alter table "refund" add column "fee_from_payment" boolean not null default false;`);
+  }
+
+  async down() {
+    this.addSql(`alter table "sweep_plan" drop column "expires_at", drop column "cancelled_at";`);
+    this.addSql(`alter table "refund" drop column "fee_from_payment";`);
+  }
+}
