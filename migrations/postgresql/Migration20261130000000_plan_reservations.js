@@ -3,7 +3,7 @@ import { Migration } from '@mikro-orm/migrations';
 export class Migration20261130000000_plan_reservations extends Migration {
   async up() {
     this.addSql(`alter table "sweep_plan" add column "expires_at" timestamptz(3) null, add column "cancelled_at" timestamptz(3) null;`);
-    this.addSql(`alter table "refund" add column "fee_from_payment" boolean not null default false;`);
+    this.addSql(`alter table "refund" add column "fee_from_payment" varchar(80) not null default '0';`);
   }
 
   async down() {

@@ -26,11 +26,11 @@ const RefundSchema = defineEntity({
     /** `deposit`: the payment's own deposit; `wallet`: a merchant wallet address named by --from-address. */
     fromKind: p.string().length(16),
     /**
-     * Whether the network fee is paid out of what the payment received, on top of `amount` (a native
-     * refund from the deposit with no fee payer, where what stays covers the fee): that fee, as the
-     * chain charged it, is then part of what the refund uses up of the payment (docs/refunds.md).
+     * The planned network fee paid out of what the payment received, on top of `amount` (atomic; a
+     * native refund from the deposit with no fee payer, where what stays covers the fee; "0"
+     * otherwise): that fee, as the chain charged it, is part of what the refund uses up of the payment.
      */
-    feeFromPayment: p.boolean().default(false),
+    feeFromPayment: amountColumn().default('0'),
     createdAt: createdAtProperty(),
   },
 });
