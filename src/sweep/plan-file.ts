@@ -7,8 +7,8 @@ import type { SignedSweep, SweepPlan } from '../families/sweep.ts';
 
 // plan.json and signed.json (docs/sweeps.md#the-files): read, checked and written here only. A
 // plan's id is the SHA-256 of its canonical JSON (keys sorted, no whitespace) without the id
-// itself, so any change to a plan after `sweep plan` wrote it (a tampered destination, an edited
-// amount) is seen by `sweep sign` and `sweep broadcast` before anything else happens.
+// itself: unkeyed, so it catches an accidental edit, not an attacker who recomputes it. What stops
+// a tampered plan is the signer reading the transactions' own bytes (docs/sweeps.md#what-the-signer-checks).
 
 const atomic = z.string().regex(/^(0|[1-9]\d*)$/, 'an amount in atomic units, as a decimal string');
 const holding = z.strictObject({ symbol: z.string().min(1), token: z.string().nullable(), decimals: z.int().min(0).max(36), amount: atomic });
