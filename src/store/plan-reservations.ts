@@ -20,7 +20,7 @@ export interface Reservation {
 
 /** A plan's deposit addresses, from its body as recorded. */
 function depositsOf(body: string): string[] {
-  return (JSON.parse(body) as { deposits: { address: string }[] }).deposits.map((d) => d.address);
+  return ((JSON.parse(body) as { deposits?: { address: string }[] }).deposits ?? []).map((d) => d.address);
 }
 
 /** Deposits reserved by plans never broadcast, not cancelled, not expired: address → the plan holding it. */

@@ -100,13 +100,13 @@ const REFUND_SELECT = 'select f.*, p.expires_at as plan_expires_at, p.cancelled_
 
 const txOrder = (a: RawTx, b: RawTx) => Number(a.tx_key.slice(3)) - Number(b.tx_key.slice(3));
 
-async function withTxs(r: Reader, refunds: RawRefund[]): Promise<RefundRow[]> {
+async function withTxs(r: Reader, refunds: RawRefund[], now = new Date()): Promise<RefundRow[]> {
   if (refunds.length === 0) return [];
   const plans = refunds.map((r) => r.plan_id);
   const txs = await r.all<RawTx>(`select plan_id, tx_key, txid, status, fee, final_at from sweep_tx where plan_id in (${plans.map(() => '?').join(', ')})`, plans);
   return refunds.map((r) => {
     const mine = txs.filter((t) => t.plan_id === r.plan_id).sort(txOrder);
-    const state = refundState(mine, { expiresAt: nullableDate(r.plan_expires_at), cancelledAt: nullableDate(r.plan_cancelled_at) });
+    const state = refundState(mine, { expiresAt: nullableDate(r.plan_expires_at), cancelledAt: nullableDate(r.plan_cancelled_at) }, now);
     const last = mine.at(-1);
     const fee = mine.reduce((s, t) => s + BigInt(t.fee), 0n);
     // Before broadcast the plan's fee; once final, what the chain charged (sweep_tx.fee is set from its answer).
@@ -137,8 +137,8 @@ async function withTxs(r: Reader, refunds: RawRefund[]): Promise<RefundRow[]> {
 }
 
 /** The refunds of a payment, oldest first, each with its state. */
-export async function refundsOfPayment(r: Reader, paymentId: string): Promise<RefundRow[]> {
-  return withTxs(r, await r.all<RawRefund>(`${REFUND_SELECT} where f.payment_id = ? order by f.created_at, f.id`, [paymentId]));
+export async function refundsOfPayment(r: Reader, paymentId: string, now = new Date()): Promise<RefundRow[]> {
+  return withTxs(r, await r.all<RawRefund>(`${REFUND_SELECT} where f.payment_id = ? order by f.created_at, f.id`, [paymentId]), now);
 }
 
 /** A refund by its id. */

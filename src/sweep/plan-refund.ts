@@ -89,11 +89,11 @@ export async function planRefund(common: Common, input: PlanRefundInput, now = n
 
   const received = await receivedTotal(reader, payment);
   if (received === 0n) throw new UsageError(`payment ${payment.id} received nothing: there is nothing to refund`);
-  const refunds = await refundsOfPayment(reader, payment.id);
+  const refunds = await refundsOfPayment(reader, payment.id, now);
   const { committed } = refundedTotals(refunds);
   const amount = refundAmount(payment, received, committed, input.amount);
 
-  const candidate = await refundSource(common, payment, pool, input.fromAddress);
+  const candidate = await refundSource(common, payment, pool, input.fromAddress, now);
   const ask: RefundAsk = { symbol: payment.cryptoCurrency, token: payment.tokenAddress, decimals: payment.decimals, amount };
   const planner = await family.sweep.planner();
   const planned = await planner.plan({ network, config: common.config, log: common.log, candidates: [candidate], to, feePayer, min: {}, refund: ask });
@@ -144,7 +144,7 @@ function feeFromPayment(plan: SweepPlan, ask: RefundAsk, candidate: SweepCandida
 }
 
 /** The address the refund is paid from: the payment's deposit unless it was swept, or the wallet named. */
-async function refundSource(common: Common, payment: StoredPayment, pool: { chain: string; isTestnet: boolean }, fromAddress: string | undefined): Promise<SweepCandidate> {
+async function refundSource(common: Common, payment: StoredPayment, pool: { chain: string; isTestnet: boolean }, fromAddress: string | undefined, now: Date): Promise<SweepCandidate> {
   const reader = poolReader(common.db);
   const { network } = sweepNetwork(common, pool.chain, pool.isTestnet);
   if (fromAddress !== undefined) {
@@ -157,7 +157,7 @@ async function refundSource(common: Common, payment: StoredPayment, pool: { chai
   }
   const deposit = await poolAddress(reader, pool, payment.address);
   if (!deposit) throw new UsageError(`the deposit ${payment.address} is not in the ${pool.chain} pool any more: refund from a wallet address with --from-address`);
-  const held = (await reservedDeposits(reader, pool, new Date())).get(payment.address);
+  const held = (await reservedDeposits(reader, pool, now)).get(payment.address);
   if (held && held.kind === 'sweep') {
     throw new UsageError(`the deposit ${payment.address} is reserved by sweep plan ${held.planId.slice(0, 16)}…, not yet broadcast: broadcast it and refund from a wallet address with --from-address, or \`chaingate sweep cancel ${held.planId.slice(0, 16)}\` first`);
   }

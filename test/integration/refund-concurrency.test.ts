@@ -1,0 +1,97 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as bitcoin from 'bitcoinjs-lib';
+import { openCommon } from '../../src/cli/context.ts';
+import { WalletAddress } from '../../src/store/entities/wallet-address.entity.ts';
+import { broadcastSweep } from '../../src/sweep/broadcast-sweep.ts';
+import { planRefund } from '../../src/sweep/plan-refund.ts';
+import { signSweep } from '../../src/sweep/sign-sweep.ts';
+import { ACCOUNT, cliIn, leasedPayment, PHRASE, regtest, regtestAddress, TPUB84 } from '../helpers/bitcoin-pool.ts';
+import { DIALECTS, skipUnless } from '../helpers/databases.ts';
+import { startTestDaemon, TEST_MASTER_KEY } from '../helpers/daemon.ts';
+import { startEsploraSim } from '../helpers/esplora-sim.ts';
+import { writeConfigFile } from '../helpers/indexer-process.ts';
+import { paidInvoice } from '../helpers/ledger-rows.ts';
+
+// Issue 45's double refund: two refunds of one payment that both got past planning (the second
+// planned after the first's reservation would have lapsed), signed, and broadcast at the same moment
+// by two processes' stores (two connection pools on one database). Exactly one reaches the node,
+// every round, from the same source (both from the deposit) and from different ones (deposit and a
+// merchant wallet address).
+
+const ROUNDS = 10;
+const DAY = 24 * 3_600_000;
+
+/** Satoshi the posted transactions pay an address. */
+function paidTo(raws: string[], address: string): bigint {
+  let sum = 0n;
+  for (const raw of raws) {
+    for (const out of bitcoin.Transaction.fromHex(raw).outs) {
+      if (bitcoin.address.fromOutputScript(out.script, regtest) === address) sum += out.value;
+    }
+  }
+  return sum;
+}
+
+for (const dialect of DIALECTS) {
+  describe(`concurrent refund broadcasts on ${dialect}`, { skip: await skipUnless(dialect) }, () => {
+    test(`${ROUNDS} rounds of two refunds of one payment broadcast at once: one is sent, one refused`, async (t) => {
+      const sim = await startEsploraSim();
+      t.after(() => sim.close());
+      sim.mineEmpty(1);
+      const chains = { bitcoin: { testnet: { rpcUrl: sim.url, network: 'REGTEST', confirmations: 1, blockTimeMs: 1000 } } };
+      const gw = await startTestDaemon(t, dialect, { chains });
+      const dir = mkdtempSync(join(tmpdir(), 'chaingate-refund-race-'));
+      const env = { CHAINGATE_DATABASE_URL: gw.common.config.database.url, CHAINGATE_MASTER_KEY: TEST_MASTER_KEY, CHAINGATE_CONFIG: writeConfigFile({ chains, log: { level: 'warn' } }), CHAINGATE_LOG_LEVEL: 'silent' };
+      // A second process's store: its own connections to the same database.
+      const other = await openCommon({ env, skipMigrationCheck: true });
+      t.after(() => other.close());
+      const seedFile = join(dir, 'seed.txt');
+      writeFileSync(seedFile, `${PHRASE}\n`, { mode: 0o600 });
+      chmodSync(seedFile, 0o600);
+      await cliIn(env, dir).ok(['wallets', 'seed', '--chain', 'bitcoin', '--testnet', '--xpub', TPUB84, '--count', String(ROUNDS)]);
+      const em = gw.common.db.em();
+      const pool = (await em.find(WalletAddress, { chain: 'bitcoin', isTestnet: true }, { orderBy: { derivationIndex: 'asc' } })).map((w) => w.address);
+      const invoice = paidInvoice(em, gw.merchant.id, 'INV-RACE-0001');
+      await em.flush();
+
+      for (let round = 0; round < ROUNDS; round++) {
+        const deposit = pool[round]!;
+        const buyer = regtestAddress(0x80 + round);
+        const sameSource = round % 2 === 0;
+        // The merchant wallet: the seed's change chain m/84'/1'/0'/1/round.
+        const wallet = bitcoin.payments.p2wpkh({ pubkey: Buffer.from(ACCOUNT.derive(1).derive(round).publicKey), network: regtest }).address!;
+        const payment = await leasedPayment(em, invoice, gw.merchant.id, { referenceId: `PAY-RACE-${String(round).padStart(4, '0')}`, status: 'COMPLETED', address: deposit, amount: '0.0005', receivedAmount: '0.0005', requiredConfirmations: 1 });
+        sim.mine([[{ address: deposit, sats: 50_000n }, { address: wallet, sats: 100_000n }]]);
+        const now = new Date();
+        const plan = async (name: string, at: Date, fromAddress?: string) => {
+          const out = join(dir, `r${round}-${name}.json`);
+          await planRefund(gw.common, { payment: payment.id, to: buyer, amount: '0.0005', fromAddress, feePayer: null, out }, at);
+          const signed = `${out}.signed.json`;
+          await signSweep({ plan: out, out: signed, seedFile, expectTo: buyer, yes: true, maxFee: '0.0001' }, { say: () => {}, confirm: null });
+          return signed;
+        };
+        const a = await plan('a', now);
+        // Planned as if a day had passed: the first plan's reservation no longer holds it back.
+        const b = await plan('b', new Date(now.getTime() + DAY + 60_000), sameSource ? undefined : wallet);
+        const postedBefore = sim.posted.length;
+        const results = await Promise.allSettled([
+          broadcastSweep(gw.common, { kind: 'refund', signed: a, wait: false }),
+          broadcastSweep(other, { kind: 'refund', signed: b, wait: false }),
+        ]);
+        const sent = results.filter((r) => r.status === 'fulfilled');
+        const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+        assert.equal(sent.length, 1, `round ${round}: exactly one broadcast goes through (${refused.map((r) => String(r.reason)).join('; ')})`);
+        assert.match(String(refused[0]!.reason), /refused, nothing sent: refused: with this refund of 0\.0005 BTC, refunds of payment .* would use 0\.001 BTC, more than the 0\.0005 BTC it received/);
+        const posted = sim.posted.slice(postedBefore);
+        assert.equal(posted.length, 1, `round ${round}: one transaction reaches the node`);
+        const received = paidTo(posted, buyer);
+        assert.ok(received > 0n && received <= 50_000n, `round ${round}: the buyer is paid once (${received} sat)`);
+        sim.mine();
+      }
+    });
+  });
+}
