@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { createChaingateClient } from '../../src/sdk/client.ts';
 import { signWebhookPayload } from '../../src/sdk/verify-webhook.ts';
 import { docBlocks } from '../helpers/doc-examples.ts';
-import { chaingateHeaders, postDelivery, runProgram, standardHeaders, startSdkShop, stepsOf } from '../helpers/sdk-shop.ts';
+import { checkDeliveries, checkWalkthrough, runProgram, startLineServer, startSdkShop, stepsOf, type StartReceiver } from '../helpers/sdk-shop.ts';
 
 // The Python client (sdk/python, standard library only) against a real `chaingate serve`, driven
 // with Debian's python3 as a child process: every gateway route, an idempotent replay byte for
@@ -19,6 +19,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const PY = join(ROOT, 'sdk/python');
 const PYTHON = process.env.CHAINGATE_TEST_PYTHON ?? 'python3';
 const withSdk = { PYTHONPATH: join(PY, 'src'), PYTHONDONTWRITEBYTECODE: '1' };
+const pythonReceiver: StartReceiver = (t, apiSecret) => startLineServer(t, PYTHON, [join(PY, 'examples/webhook_receiver.py')], { CHAINGATE_API_SECRET: apiSecret, PYTHONDONTWRITEBYTECODE: '1' });
 
 test('the Python unit tests pass: the shared cases of sdk/cases and the retry discipline (python -m unittest)', async () => {
   const run = await runProgram(PYTHON, ['-m', 'unittest', 'discover', '-s', join(PY, 'tests'), '-t', PY], withSdk);
@@ -29,66 +30,10 @@ test('the Python unit tests pass: the shared cases of sdk/cases and the retry di
 });
 
 test('the Python walkthrough drives every route of a real serve; a real delivery verifies in a Python receiver, tampered and stale ones are refused', async (t) => {
-  const shop = await startSdkShop(t, PYTHON, [join(PY, 'examples/webhook_receiver.py')]);
+  const shop = await startSdkShop(t, pythonReceiver);
   const steps = stepsOf(await runProgram(PYTHON, [join(PY, 'examples/walkthrough.py')], { ...shop.scriptEnv, PYTHONDONTWRITEBYTECODE: '1' }));
-  const ts = createChaingateClient({ baseUrl: shop.serve.url, apiKey: shop.creds.apiKey, apiSecret: shop.creds.apiSecret });
-
-  // Writes and reads, checked against what the server holds (read with the TypeScript client).
-  const created = steps.created!;
-  assert.deepEqual([created.status, created.amount, created.description, created.metadata], ['OPEN', '2500', 'Zwei Becher ☕', { cart: 'c-77' }]);
-  assert.equal(steps.retried!.id, created.id, 'the same Idempotency-Key gives back the first invoice');
-  const replayed = steps.replayed!;
-  assert.deepEqual([replayed.sameBytes, replayed.firstReplayed, replayed.secondReplayed, replayed.status], [true, false, true, 201], 'a replay is the stored answer, byte for byte');
-  assert.deepEqual([steps.invoiceStatus!.status, steps.invoiceStatus!.paymentId], ['OPEN', null]);
-  const checkout = steps.checkout!;
-  assert.match(String(checkout.address), /^0x3000/);
-  assert.equal(checkout.invoiceStatus, 'PAYMENT_PENDING');
-  assert.deepEqual([steps.invoice!.status, steps.invoice!.payments], ['PAYMENT_PENDING', 1]);
-  assert.deepEqual([steps.listed!.total, steps.listed!.ids], [1, [checkout.paymentId]]);
-  const payment = await ts.getPayment(String(checkout.paymentId));
-  assert.deepEqual([steps.payment!.status, steps.payment!.amount, steps.payment!.receivedAmount], [payment.status, payment.amount, payment.receivedAmount]);
-  assert.deepEqual([steps.payment!.settlement, steps.payment!.difference], ['underpaid', `-${payment.amount}`], 'nothing received yet: underpaid by the whole amount');
-  assert.deepEqual([steps.paymentStatus!.id, steps.paymentStatus!.status, steps.paymentStatus!.requiredConfirmations], [payment.id, 'PENDING', payment.requiredConfirmations]);
-  assert.equal(steps.cancelled!.status, 'CANCELLED');
-  assert.equal((await ts.getInvoice(String(replayed.id))).status, 'CANCELLED');
-  assert.equal((await ts.listPayments()).pagination.total, 1, 'no retry made a second payment');
-
-  // Errors: one exception with the gateway's code, the HTTP status and the request id.
-  for (const [name, status, code] of [['wrongSecret', 401, 'SIGNATURE_INVALID'], ['notFound', 404, 'INVOICE_NOT_FOUND'], ['keyReused', 409, 'IDEMPOTENCY_KEY_CONFLICT'], ['cancelAgain', 400, 'INVOICE_CANNOT_BE_CANCELLED']] as const) {
-    const s = steps[name];
-    assert.ok(s, `step ${name} raised`);
-    assert.deepEqual([s.status, s.code], [status, code], name);
-    assert.match(String(s.requestId), /^req_[0-9a-f]{24}$/, `${name}: the request id`);
-  }
-
-  // The cancel's invoice.cancelled, delivered by serve to the Python receiver and verified there.
-  const [delivered] = await shop.receiver.waitFor(1);
-  assert.deepEqual([delivered!.verdict, delivered!.type], ['ok', 'invoice.cancelled'], JSON.stringify(delivered));
-  const body = Buffer.from(delivered!.body, 'base64');
-  assert.equal(JSON.parse(body.toString()).data.invoice.id, replayed.id);
-  const eventId = delivered!.eventId!;
-  const now = Math.floor(Date.now() / 1000);
-  const secret = shop.creds.apiSecret;
-  const send = (b: Buffer, h: Record<string, string>) => postDelivery(shop.receiver.url, b, h);
-
-  // The same delivery again (a duplicate): verified, and recognised by its event id.
-  assert.deepEqual(await send(body, { ...chaingateHeaders(secret, eventId, now, body), ...standardHeaders(secret, eventId, now, body) }), { status: 200, text: 'duplicate' });
-  // A tampered body under the real signature.
-  const tampered = Buffer.from(body.toString().replace('"CANCELLED"', '"PAID"'));
-  assert.notDeepEqual(tampered, body);
-  const sentSignature = Object.entries(delivered!.headers).find(([k]) => k.toLowerCase() === 'x-webhook-signature')?.[1];
-  assert.match(String(sentSignature), /^t=\d+,v1=[0-9a-f]{64}$/);
-  assert.deepEqual(await send(tampered, { 'X-Webhook-Signature': sentSignature! }), { status: 400, text: 'mismatch' });
-  // A captured delivery an hour old, correctly signed for that time, in either scheme.
-  assert.deepEqual(await send(body, chaingateHeaders(secret, eventId, now - 3600, body)), { status: 400, text: 'expired' });
-  assert.deepEqual(await send(body, standardHeaders(secret, eventId, now - 3600, body)), { status: 400, text: 'expired' });
-  // Standard Webhooks alone, fresh: accepted (the duplicate again).
-  assert.deepEqual(await send(body, standardHeaders(secret, eventId, now, body)), { status: 200, text: 'duplicate' });
-  // A wrong secret and no signature at all.
-  assert.deepEqual(await send(body, { 'X-Webhook-Signature': signWebhookPayload(`${secret}x`, now, body) }), { status: 400, text: 'mismatch' });
-  assert.deepEqual(await send(body, {}), { status: 400, text: 'missing' });
-  const verdicts = (await shop.receiver.waitFor(8)).map((l) => l.verdict);
-  assert.deepEqual(verdicts, ['ok', 'duplicate', 'refused', 'refused', 'refused', 'duplicate', 'refused', 'refused']);
+  await checkWalkthrough(shop, steps);
+  await checkDeliveries(shop, String(steps.replayed!.id));
 });
 
 test('the Python example of docs/sdk.md creates an invoice on a real serve and fulfils on payment.completed comparing amounts', async (t) => {
@@ -96,7 +41,7 @@ test('the Python example of docs/sdk.md creates an invoice on a real serve and f
   assert.equal(blocks.length, 1, 'one Python example in docs/sdk.md');
   const example = blocks[0]!.body;
   assert.ok(example.split('\n').length <= 14, 'about ten lines');
-  const shop = await startSdkShop(t, PYTHON, [join(PY, 'examples/webhook_receiver.py')]);
+  const shop = await startSdkShop(t, pythonReceiver);
   const dir = mkdtempSync(join(tmpdir(), 'cg-py-doc-'));
   // The example as written, then a harness that hands it deliveries as a web framework would.
   writeFileSync(
