@@ -82,9 +82,9 @@ test('every Python block of the SDK docs compiles, and the package installs with
   assert.match(pyproject, /^dependencies = \[\]$/m, 'no runtime dependency');
   assert.equal(readFileSync(join(PY, 'src/chaingate/__init__.py'), 'utf8').match(/__version__ = "([^"]+)"/)?.[1], version);
 
-  const pip = await runProgram(PYTHON, ['-c', 'import pip, setuptools']);
+  const pip = await runProgram(PYTHON, ['-c', 'import setuptools, wheel, pip']);
   if (pip.code !== 0) {
-    t.skip('pip or setuptools is not installed for this python3 (Debian: python3-pip python3-setuptools)');
+    t.skip('pip or setuptools is not installed for this python3 (Debian: python3-pip, which brings setuptools and wheel)');
     return;
   }
   // From a copy, so the build leaves nothing in the repository; offline, as a shop's build box may be.
