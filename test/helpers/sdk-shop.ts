@@ -167,7 +167,9 @@ export async function startSdkShop(t: T, startReceiver: StartReceiver): Promise<
   const hooked = await runCli(['merchant', 'update', creds.id, '--webhook-url', receiver.url], env);
   assert.equal(hooked.code, 0, hooked.stderr);
   const serve = await spawnServe(env);
-  t.after(() => serve.stop());
+  t.after(async () => {
+    await serve.stop();
+  });
   return { serve, creds, receiver, scriptEnv: { CHAINGATE_URL: serve.url, CHAINGATE_API_KEY: creds.apiKey, CHAINGATE_API_SECRET: creds.apiSecret } };
 }
 

@@ -62,7 +62,7 @@ test('the Python example of docs/sdk.md creates an invoice on a real serve and f
   assert.equal(run.code, 0, run.stderr);
   const lines = run.stdout.trim().split('\n');
   const invoiceId = /\/i\/([a-z0-9]+)$/.exec(lines[0]!)?.[1];
-  assert.ok(invoiceId, lines[0]);
+  assert.ok(invoiceId, String(lines[0]));
   const invoice = await createChaingateClient({ baseUrl: shop.serve.url, apiKey: shop.creds.apiKey, apiSecret: shop.creds.apiSecret }).getInvoice(invoiceId);
   assert.deepEqual([invoice.orderId, invoice.amount, invoice.status], ['order-1042', '2500', 'OPEN']);
   assert.deepEqual(lines.slice(1), ['order order-1042 underpaid -0.000001', 'refused WebhookVerificationError mismatch']);
