@@ -1,7 +1,7 @@
 import { CHAIN_DEFAULTS } from '../chains/chain-defaults.ts';
 import type { ChainSlug } from '../chains/slugs.ts';
 import type { Common } from '../common.ts';
-import { paymentsCompleted, refundsConfirmed, sweepsFinal, uncreditedReceipts, type PaymentReceipt } from '../store/report-rows.ts';
+import { paymentsCompleted, paymentsOf, refundsConfirmed, sweepsFinal, uncreditedReceipts, type PaymentReceipt } from '../store/report-rows.ts';
 import { UsageError } from '../domain/errors.ts';
 import { fiatExponent } from '../domain/fiat-currencies.ts';
 import { formatUnits, parseUnits } from '../domain/money.ts';
@@ -23,6 +23,10 @@ export const REPORT_COLUMNS = [
   'rate',
   'rate_source',
   'rate_at',
+  'expected',
+  'expected_fiat',
+  'difference',
+  'difference_fiat',
   'fee',
   'fee_coin',
   'tx',
@@ -30,7 +34,11 @@ export const REPORT_COLUMNS = [
   'counterparty',
   'payment_id',
   'reference',
+  'invoice_id',
+  'invoice_reference',
   'order_id',
+  'invoice_amount',
+  'invoice_currency',
   'merchant_id',
   'note',
 ] as const;
@@ -42,6 +50,15 @@ function fiatString(minor: bigint, exponent: number): string {
   if (exponent === 0) return minor.toString();
   const digits = minor.toString().padStart(exponent + 1, '0');
   return `${digits.slice(0, -exponent)}.${digits.slice(-exponent)}`;
+}
+
+/** The columns that hold numbers: never prefixed against formulas, summed by the totals. */
+const NUMERIC: ReadonlySet<ReportColumn> = new Set(['amount', 'fiat_amount', 'rate', 'expected', 'expected_fiat', 'difference', 'difference_fiat', 'fee', 'invoice_amount']);
+
+/** The invoice's own amount in major units (`2500` USD -> `25.00`); an unknown currency as given. */
+function invoiceAmount(minor: string, currency: string): string {
+  const exponent = fiatExponent(currency);
+  return exponent === undefined || !/^\d+$/.test(minor) ? minor : fiatString(BigInt(minor), exponent);
 }
 
 const empty = (): ReportRow => Object.fromEntries(REPORT_COLUMNS.map((c) => [c, null])) as ReportRow;
@@ -59,6 +76,33 @@ function fiat(atomic: bigint, decimals: number, receipt: Pick<PaymentReceipt, 'p
     return { fiat_currency: receipt.invoiceCurrency, fiat_amount: fiatString(BigInt(receipt.invoiceAmountMinor), exponent), rate: null, rate_source: 'verbatim', rate_at: null };
   }
   return { fiat_currency: null, fiat_amount: null, rate: null, rate_source: null, rate_at: null };
+}
+
+/** Fiat minor units, signed, as fiatString writes them ("-0.50"). */
+function signedFiat(minor: bigint, exponent: number): string {
+  return minor < 0n ? `-${fiatString(-minor, exponent)}` : fiatString(minor, exponent);
+}
+
+/**
+ * What was asked of the buyer against what arrived (spec rule 10: recorded, never resolved):
+ * `expected`, and `difference` = received − expected (negative: an under-payment), each in coin
+ * units and, at the priced rate, in fiat (the fiat difference is the difference of the two fiat
+ * values, so the columns add up to the cent).
+ */
+function shortfall(p: PaymentReceipt, received: bigint, receivedFiat: string | null): Pick<ReportRow, 'expected' | 'expected_fiat' | 'difference' | 'difference_fiat'> {
+  let expected: bigint;
+  try {
+    expected = parseUnits(p.expectedAmount, p.decimals);
+  } catch {
+    return { expected: p.expectedAmount, expected_fiat: null, difference: null, difference_fiat: null };
+  }
+  const coins = { expected: formatUnits(expected, p.decimals), difference: formatUnits(received - expected, p.decimals) };
+  const pricing = p.pricing;
+  if (pricing?.mode !== 'convert' || !pricing.rate || !pricing.fiat || receivedFiat === null) return { ...coins, expected_fiat: null, difference_fiat: null };
+  const exponent = fiatExponent(pricing.fiat) ?? 2;
+  const expectedMinor = atomicToMinor(expected, p.decimals, pricing.rate, exponent);
+  const receivedMinor = atomicToMinor(received, p.decimals, pricing.rate, exponent);
+  return { ...coins, expected_fiat: fiatString(expectedMinor, exponent), difference_fiat: signedFiat(receivedMinor - expectedMinor, exponent) };
 }
 
 function native(chain: string): { symbol: string; decimals: number } {
@@ -79,16 +123,38 @@ export async function buildReport(common: Pick<Common, 'db'>, from: Date, to: Da
 
   for (const p of await paymentsCompleted(db, from, to)) {
     const atomic = parseUnits(p.receivedAmount, p.decimals);
+    const received = fiat(atomic, p.decimals, p, true);
     rows.push({
       at: p.completedAt,
-      row: { ...empty(), kind: 'payment', time: p.completedAt.toISOString(), chain: p.chain, network: p.network, coin: p.symbol, amount: formatUnits(atomic, p.decimals), ...fiat(atomic, p.decimals, p, true), tx: p.txid, address: p.address, payment_id: p.paymentId, reference: p.referenceId, order_id: p.orderId, merchant_id: p.merchantId, note: p.status === 'COMPLETED' ? null : p.status },
+      row: {
+        ...empty(),
+        kind: 'payment',
+        time: p.completedAt.toISOString(),
+        chain: p.chain,
+        network: p.network,
+        coin: p.symbol,
+        amount: formatUnits(atomic, p.decimals),
+        ...received,
+        ...shortfall(p, atomic, received.fiat_amount),
+        tx: p.txid,
+        address: p.address,
+        payment_id: p.paymentId,
+        reference: p.referenceId,
+        invoice_id: p.invoiceId,
+        invoice_reference: p.invoiceReference,
+        order_id: p.orderId,
+        invoice_amount: invoiceAmount(p.invoiceAmountMinor, p.invoiceCurrency),
+        invoice_currency: p.invoiceCurrency,
+        merchant_id: p.merchantId,
+        note: p.status === 'COMPLETED' ? null : p.status,
+      },
     });
   }
   for (const t of await uncreditedReceipts(db, from, to)) {
     const atomic = BigInt(t.amount);
     rows.push({
       at: t.seenAt,
-      row: { ...empty(), kind: 'late_funds', time: t.seenAt.toISOString(), chain: t.chain, network: t.network, coin: t.symbol, amount: formatUnits(atomic, t.decimals), ...fiat(atomic, t.decimals, { pricing: t.pricing, invoiceAmountMinor: '0', invoiceCurrency: '' }, false), tx: t.txid, address: t.address, payment_id: t.paymentId, reference: t.referenceId, order_id: t.orderId, merchant_id: t.merchantId, note: `${t.status}: received after the payment ended, not credited` },
+      row: { ...empty(), kind: 'late_funds', time: t.seenAt.toISOString(), chain: t.chain, network: t.network, coin: t.symbol, amount: formatUnits(atomic, t.decimals), ...fiat(atomic, t.decimals, { pricing: t.pricing, invoiceAmountMinor: '0', invoiceCurrency: '' }, false), tx: t.txid, address: t.address, payment_id: t.paymentId, reference: t.referenceId, invoice_id: t.invoiceId, invoice_reference: t.invoiceReference, order_id: t.orderId, merchant_id: t.merchantId, note: `${t.status}: received after the payment ended, not credited` },
     });
   }
   for (const s of await sweepsFinal(db, from, to)) {
@@ -100,11 +166,39 @@ export async function buildReport(common: Pick<Common, 'db'>, from: Date, to: Da
       });
     });
   }
-  for (const r of await refundsConfirmed(db, from, to)) {
+  const refunds = await refundsConfirmed(db, from, to);
+  const refunded = await paymentsOf(db, refunds.map((r) => r.paymentId));
+  for (const r of refunds) {
     const coin = native(r.chain);
+    const of = refunded.get(r.paymentId) ?? null;
+    const atomic = BigInt(r.amount);
     rows.push({
       at: r.finalAt!,
-      row: { ...empty(), kind: 'refund', time: r.finalAt!.toISOString(), chain: r.chain, network: r.network, coin: r.symbol, amount: formatUnits(BigInt(r.amount), r.decimals), fee: formatUnits(BigInt(r.fee), coin.decimals), fee_coin: coin.symbol, tx: r.txid, address: r.fromAddress, counterparty: r.toAddress, payment_id: r.paymentId, note: `refund ${r.id} from the ${r.fromKind}` },
+      row: {
+        ...empty(),
+        kind: 'refund',
+        time: r.finalAt!.toISOString(),
+        chain: r.chain,
+        network: r.network,
+        coin: r.symbol,
+        amount: formatUnits(atomic, r.decimals),
+        // At the rate its payment was priced at, so the refund nets against the payment's row.
+        ...fiat(atomic, r.decimals, of, false),
+        fee: formatUnits(BigInt(r.fee), coin.decimals),
+        fee_coin: coin.symbol,
+        tx: r.txid,
+        address: r.fromAddress,
+        counterparty: r.toAddress,
+        payment_id: r.paymentId,
+        reference: of?.referenceId ?? null,
+        invoice_id: of?.invoiceId ?? null,
+        invoice_reference: of?.invoiceReference ?? null,
+        order_id: of?.orderId ?? null,
+        invoice_amount: of ? invoiceAmount(of.invoiceAmountMinor, of.invoiceCurrency) : null,
+        invoice_currency: of?.invoiceCurrency ?? null,
+        merchant_id: of?.merchantId ?? null,
+        note: `refund ${r.id} from the ${r.fromKind}`,
+      },
     });
   }
   return rows.sort((a, b) => a.at.getTime() - b.at.getTime()).map((r) => r.row);
@@ -117,13 +211,130 @@ const NEEDS_QUOTES = /[\x22,\r\n]/;
 /** A text cell a spreadsheet would run as a formula is written with a leading apostrophe (OWASP CSV injection). */
 function cell(column: ReportColumn, value: string | null): string {
   if (value === null) return '';
-  const numeric = column === 'amount' || column === 'fiat_amount' || column === 'rate' || column === 'fee';
-  const text = !numeric && FORMULA_START.has(value.charAt(0)) ? APOSTROPHE + value : value;
+  const text = !NUMERIC.has(column) && FORMULA_START.has(value.charAt(0)) ? APOSTROPHE + value : value;
   return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
-/** RFC 4180 CSV with a header row; amounts are plain decimals (no exponent, no thousands separator). */
-export function reportCsv(rows: ReportRow[]): string {
-  const lines = [REPORT_COLUMNS.join(','), ...rows.map((r) => REPORT_COLUMNS.map((c) => cell(c, r[c])).join(','))];
+/**
+ * RFC 4180 CSV with a header row; amounts are plain decimals (no exponent, no thousands separator).
+ * With totals, a trailing block of `total` rows follows the movements (docs/report.md#totals).
+ */
+export function reportCsv(rows: ReportRow[], totals?: ReportTotals): string {
+  const all = totals ? [...rows, ...totalRows(totals)] : rows;
+  const lines = [REPORT_COLUMNS.join(','), ...all.map((r) => REPORT_COLUMNS.map((c) => cell(c, r[c])).join(','))];
   return `${lines.join('\r\n')}\r\n`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Totals: per coin (chain, network, coin) and per fiat currency, from the rows themselves, so that
+// summing the file's rows in a spreadsheet gives the same figures.
+
+export interface CoinTotal {
+  chain: string;
+  network: string;
+  coin: string;
+  /** Coin units, exact decimal strings. */
+  received: string;
+  lateFunds: string;
+  refunded: string;
+  /** received + lateFunds − refunded. */
+  net: string;
+  swept: string;
+  /** Network fees of sweeps and refunds paid in this coin (the chain's native coin). */
+  fees: string;
+}
+
+export interface FiatTotal {
+  currency: string;
+  received: string;
+  lateFunds: string;
+  refunded: string;
+  net: string;
+}
+
+export interface ReportTotals {
+  coins: CoinTotal[];
+  fiat: FiatTotal[];
+}
+
+/** An exact signed sum of decimal strings (any number of fraction digits). */
+function sumDecimals(values: readonly string[]): string {
+  const scale = Math.max(0, ...values.map((v) => v.split('.')[1]?.length ?? 0));
+  let total = 0n;
+  for (const v of values) total += v.startsWith('-') ? -parseUnits(v.slice(1), scale) : parseUnits(v, scale);
+  // Written at the precision of its inputs: fiat keeps its minor digits (12.50, not 12.5).
+  const negative = total < 0n;
+  const digits = (negative ? -total : total).toString().padStart(scale + 1, '0');
+  const text = scale === 0 ? digits : `${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
+  return negative ? `-${text}` : text;
+}
+
+const negated = (v: string): string => (v.startsWith('-') ? v.slice(1) : v === '0' || /^0(\.0+)?$/.test(v) ? v : `-${v}`);
+
+export function reportTotals(rows: readonly ReportRow[]): ReportTotals {
+  const coins = new Map<string, { chain: string; network: string; coin: string; received: string[]; lateFunds: string[]; refunded: string[]; swept: string[]; fees: string[] }>();
+  const coinOf = (chain: string, network: string, coin: string) => {
+    const key = `${chain}\u0000${network}\u0000${coin}`;
+    let entry = coins.get(key);
+    if (!entry) coins.set(key, (entry = { chain, network, coin, received: [], lateFunds: [], refunded: [], swept: [], fees: [] }));
+    return entry;
+  };
+  const fiats = new Map<string, { received: string[]; lateFunds: string[]; refunded: string[] }>();
+  const fiatOf = (currency: string) => {
+    let entry = fiats.get(currency);
+    if (!entry) fiats.set(currency, (entry = { received: [], lateFunds: [], refunded: [] }));
+    return entry;
+  };
+  for (const r of rows) {
+    if (!r.chain || !r.network || !r.coin || r.amount === null) continue;
+    const bucket = { payment: 'received', late_funds: 'lateFunds', refund: 'refunded', sweep: 'swept' }[r.kind ?? ''] as 'received' | 'lateFunds' | 'refunded' | 'swept' | undefined;
+    if (!bucket) continue;
+    coinOf(r.chain, r.network, r.coin)[bucket].push(r.amount);
+    if (r.fee !== null && r.fee_coin) coinOf(r.chain, r.network, r.fee_coin).fees.push(r.fee);
+    if (bucket !== 'swept' && r.fiat_currency && r.fiat_amount !== null) fiatOf(r.fiat_currency)[bucket].push(r.fiat_amount);
+  }
+  return {
+    coins: [...coins.values()].map((c) => ({
+      chain: c.chain,
+      network: c.network,
+      coin: c.coin,
+      received: sumDecimals(c.received),
+      lateFunds: sumDecimals(c.lateFunds),
+      refunded: sumDecimals(c.refunded),
+      net: sumDecimals([...c.received, ...c.lateFunds, ...c.refunded.map(negated)]),
+      swept: sumDecimals(c.swept),
+      fees: sumDecimals(c.fees),
+    })),
+    fiat: [...fiats.entries()].map(([currency, f]) => ({
+      currency,
+      received: sumDecimals(f.received),
+      lateFunds: sumDecimals(f.lateFunds),
+      refunded: sumDecimals(f.refunded),
+      net: sumDecimals([...f.received, ...f.lateFunds, ...f.refunded.map(negated)]),
+    })),
+  };
+}
+
+/** The totals as trailing CSV rows of kind `total`: the net in `amount` (per coin) or `fiat_amount` (per currency). */
+function totalRows(totals: ReportTotals): ReportRow[] {
+  return [
+    ...totals.coins.map((c) => ({
+      ...empty(),
+      kind: 'total',
+      chain: c.chain,
+      network: c.network,
+      coin: c.coin,
+      amount: c.net,
+      fee: c.fees,
+      fee_coin: c.coin,
+      note: `received ${c.received} + late funds ${c.lateFunds} - refunded ${c.refunded} = ${c.net} ${c.coin}; swept ${c.swept}; fees ${c.fees}`,
+    })),
+    ...totals.fiat.map((f) => ({
+      ...empty(),
+      kind: 'total',
+      fiat_currency: f.currency,
+      fiat_amount: f.net,
+      note: `received ${f.received} + late funds ${f.lateFunds} - refunded ${f.refunded} = ${f.net} ${f.currency}`,
+    })),
+  ];
 }

@@ -11,6 +11,8 @@ interface ReceiptOf {
   referenceId: string;
   merchantId: string;
   orderId: string;
+  invoiceId: string;
+  invoiceReference: string;
   /** The payment's status (a receipt of a payment) or the transfer's (late funds). */
   status: string;
   chain: string;
@@ -23,6 +25,8 @@ interface ReceiptOf {
 export interface PaymentReceipt extends ReceiptOf {
   /** Coin units, decimal string, as the payment stores it. */
   receivedAmount: string;
+  /** What the buyer was told to send, coin units (fiat minor units under verbatim pricing). */
+  expectedAmount: string;
   address: string;
   txid: string | null;
   completedAt: Date;
@@ -62,13 +66,15 @@ function between(db: Database, sql: string, from: Date, to: Date): Promise<Raw[]
   return poolReader(db).all<Raw>(sql, [from, to]);
 }
 
-/** The payment side of a row that selects payment_id, reference_id, merchant_id, order_id, status, blockchain, network, crypto_currency, decimals and metadata. */
+/** The payment side of a row that selects payment_id, reference_id, merchant_id, order_id, invoice_id, invoice_reference, status, blockchain, network, crypto_currency, decimals and metadata. */
 function receiptOf(r: Raw): ReceiptOf {
   return {
     paymentId: String(r.payment_id),
     referenceId: String(r.reference_id),
     merchantId: String(r.merchant_id),
     orderId: String(r.order_id),
+    invoiceId: String(r.invoice_id),
+    invoiceReference: String(r.invoice_reference),
     status: String(r.status),
     chain: String(r.blockchain),
     network: String(r.network),
@@ -81,8 +87,8 @@ function receiptOf(r: Raw): ReceiptOf {
 export async function paymentsCompleted(db: Database, from: Date, to: Date): Promise<PaymentReceipt[]> {
   const rows = await between(
     db,
-    `select p.id as payment_id, p.reference_id, p.merchant_id, p.status, p.blockchain, p.network, p.crypto_currency, p.decimals, p.received_amount, p.address,
-            p.transaction_hash, p.metadata, p.completed_at, i.order_id, i.amount as invoice_amount, i.currency
+    `select p.id as payment_id, p.reference_id, p.merchant_id, p.status, p.blockchain, p.network, p.crypto_currency, p.decimals, p.received_amount, p.expected_amount, p.address,
+            p.transaction_hash, p.metadata, p.completed_at, i.id as invoice_id, i.reference_id as invoice_reference, i.order_id, i.amount as invoice_amount, i.currency
        from payment p join invoice i on i.id = p.invoice_id
       where p.completed_at >= ? and p.completed_at < ?
       order by p.completed_at, p.id`,
@@ -92,6 +98,7 @@ export async function paymentsCompleted(db: Database, from: Date, to: Date): Pro
   return rows.map((r) => ({
     ...receiptOf(r),
     receivedAmount: String(r.received_amount),
+    expectedAmount: String(r.expected_amount),
     address: String(r.address),
     txid: r.transaction_hash === null ? null : String(r.transaction_hash),
     completedAt: dateOf(r.completed_at),
@@ -105,7 +112,7 @@ export async function uncreditedReceipts(db: Database, from: Date, to: Date): Pr
   const rows = await between(
     db,
     `select t.id, t.tx_hash, t.amount, t.to_address, t.created_at, t.status, p.id as payment_id, p.reference_id, p.merchant_id, p.blockchain, p.network,
-            p.crypto_currency, p.decimals, p.metadata, i.order_id
+            p.crypto_currency, p.decimals, p.metadata, i.order_id, i.id as invoice_id, i.reference_id as invoice_reference
        from observed_transfer t join payment p on p.id = t.payment_id join invoice i on i.id = p.invoice_id
       where t.status in ('LATE', 'EXTRA') and t.created_at >= ? and t.created_at < ?
       order by t.created_at, t.id`,
@@ -155,4 +162,47 @@ function decimalsOf(body: string): Record<string, number> {
 /** Refunds confirmed between the two times. */
 export async function refundsConfirmed(db: Database, from: Date, to: Date): Promise<RefundRow[]> {
   return (await refundsBetween(db, new Date(0), to)).filter((r) => r.state === 'CONFIRMED' && r.finalAt !== null && r.finalAt >= from && r.finalAt < to);
+}
+
+/** What a refund row is booked against: its payment's references, invoice and the rate it was priced at. */
+export interface RefundedPayment {
+  paymentId: string;
+  referenceId: string;
+  merchantId: string;
+  orderId: string;
+  invoiceId: string;
+  invoiceReference: string;
+  invoiceAmountMinor: string;
+  invoiceCurrency: string;
+  pricing: ReceiptOf['pricing'];
+}
+
+/** The payments of these ids with their invoices (refund rows of the report). */
+export async function paymentsOf(db: Database, ids: readonly string[]): Promise<Map<string, RefundedPayment>> {
+  const out = new Map<string, RefundedPayment>();
+  const unique = [...new Set(ids)];
+  // In slices: both databases take a few hundred bound parameters in one statement without trouble.
+  for (let i = 0; i < unique.length; i += 200) {
+    const slice = unique.slice(i, i + 200);
+    const rows = await poolReader(db).all<Raw>(
+      `select p.id, p.reference_id, p.merchant_id, p.metadata, i.id as invoice_id, i.reference_id as invoice_reference, i.order_id, i.amount as invoice_amount, i.currency
+         from payment p join invoice i on i.id = p.invoice_id
+        where p.id in (${slice.map(() => '?').join(', ')})`,
+      slice,
+    );
+    for (const r of rows) {
+      out.set(String(r.id), {
+        paymentId: String(r.id),
+        referenceId: String(r.reference_id),
+        merchantId: String(r.merchant_id),
+        orderId: String(r.order_id),
+        invoiceId: String(r.invoice_id),
+        invoiceReference: String(r.invoice_reference),
+        invoiceAmountMinor: String(r.invoice_amount),
+        invoiceCurrency: String(r.currency),
+        pricing: jsonOf<{ pricing?: ReceiptOf['pricing'] }>(r.metadata)?.pricing ?? null,
+      });
+    }
+  }
+  return out;
 }

@@ -64,7 +64,10 @@ for (const dialect of DIALECTS) {
           kindChecked = true;
           await refused(['sweep', 'broadcast', '--signed', signedFile], /is a signed refund plan: broadcast it with `chaingate refund broadcast`/);
         }
-        await ok(['refund', 'broadcast', '--signed', signedFile]);
+        // Coin units with the symbol, never satoshi labelled BTC (the fee likewise).
+        const human = (await ok(['refund', 'broadcast', '--signed', signedFile])).stdout;
+        assert.match(human, /\b0\.000\d+ BTC\b/, human);
+        assert.doesNotMatch(human, /\b[1-9]\d{3,} BTC\b/, human);
         sim.mine();
         return json<{ done: boolean }>((await ok(['refund', 'broadcast', '--signed', signedFile, '--wait', '--json'])).stdout);
       };
@@ -175,23 +178,39 @@ for (const dialect of DIALECTS) {
       const csv = (await ok(['report', '--from', day, '--to', day])).stdout;
       const sheet = XLSX.read(csv, { type: 'string', raw: false }).Sheets.Sheet1!;
       const rows = XLSX.utils.sheet_to_json<Record<string, unknown>>(sheet, { raw: true });
-      const kinds = rows.map((r) => r.kind);
+      const kinds = rows.map((r) => r.kind).filter((k) => k !== 'total');
       assert.deepEqual([...kinds].sort(), ['late_funds', 'payment', 'payment', 'refund', 'refund', 'refund', 'sweep']);
       const paymentRow = rows.find((r) => r.payment_id === over.id && r.kind === 'payment')!;
       assert.equal(paymentRow.amount, 0.0006);
+      // What was asked, what arrived and the difference, in coins and at the priced rate.
+      assert.deepEqual([paymentRow.expected, paymentRow.difference, paymentRow.expected_fiat, paymentRow.difference_fiat], [0.0005, 0.0001, 32.5, 6.5]);
+      assert.deepEqual([paymentRow.invoice_id, paymentRow.invoice_reference, paymentRow.invoice_currency], [invoice.id, 'INV-REFUND-0001', invoice.currency]);
+      assert.equal(paymentRow.order_id, invoice.orderId);
+      // A refund carries its payment's references and its fiat value at the payment's rate.
+      const overRefund = rows.find((r) => r.payment_id === over.id && r.kind === 'refund')!;
+      assert.deepEqual([overRefund.reference, overRefund.invoice_id, overRefund.order_id, overRefund.fiat_currency, overRefund.fiat_amount, overRefund.rate], ['PAY-REFUND-0000', invoice.id, invoice.orderId, 'USD', 6.5, 65000.5]);
+      // The totals block: summing the rows as a spreadsheet would gives the total line (received + late − refunded).
+      const btc = rows.filter((r) => r.coin === 'BTC' && r.kind !== 'total');
+      const sumOf = (kind: string, col: string) => btc.filter((r) => r.kind === kind).reduce((a, r) => a + Number(r[col] ?? 0), 0);
+      const coinTotal = rows.find((r) => r.kind === 'total' && r.coin === 'BTC')!;
+      assert.equal(Number((sumOf('payment', 'amount') + sumOf('late_funds', 'amount') - sumOf('refund', 'amount')).toFixed(8)), coinTotal.amount);
+      const usdTotal = rows.find((r) => r.kind === 'total' && r.fiat_currency === 'USD' && !r.coin)!;
+      const usd = (kind: string) => rows.filter((r) => r.kind === kind && r.fiat_currency === 'USD').reduce((a, r) => a + Number(r.fiat_amount ?? 0), 0);
+      assert.equal(Number((usd('payment') + usd('late_funds') - usd('refund')).toFixed(2)), usdTotal.fiat_amount);
       assert.equal(paymentRow.fiat_amount, 39.0, '0.0006 BTC at 65000.5 USD = 39.0003, rounded to the cent');
       assert.equal(paymentRow.rate, 65000.5);
       assert.equal(paymentRow.rate_source, 'static');
       const refundRow = rows.find((r) => r.payment_id === late.id && r.kind === 'refund')!;
       assert.equal(refundRow.amount, 0.0003);
       assert.equal(typeof refundRow.fee, 'number');
-      for (const r of rows) assert.equal(typeof r.amount, 'number', `${r.kind}: amount is a number cell`);
+      for (const r of rows.filter((x) => x.coin)) assert.equal(typeof r.amount, 'number', `${r.kind}: amount is a number cell`);
       // Exact in the file: the text is the decimal string, whatever a spreadsheet's floats do with it.
       assert.match(csv, /^kind,time,chain,network,coin,amount,fiat_currency,fiat_amount,rate,/);
       assert.match(csv, /payment,[^,]+,bitcoin,REGTEST,BTC,0\.0006,USD,39\.00,65000\.5,static,/);
-      const asJson = json<{ kind: string; amount: string }[]>((await ok(['report', '--from', day, '--to', day, '--format', 'json'])).stdout);
-      assert.deepEqual(asJson.map((r) => r.kind).sort(), [...kinds].sort());
-      assert.ok(asJson.every((r) => typeof r.amount === 'string'));
+      const asJson = json<{ rows: { kind: string; amount: string }[]; totals: { coins: { coin: string; net: string }[]; fiat: { currency: string; net: string }[] } }>((await ok(['report', '--from', day, '--to', day, '--format', 'json'])).stdout);
+      assert.deepEqual(asJson.rows.map((r) => r.kind).sort(), [...kinds].sort());
+      assert.ok(asJson.rows.every((r) => typeof r.amount === 'string'));
+      assert.equal(Number(asJson.totals.coins.find((c) => c.coin === 'BTC')!.net), coinTotal.amount);
       await refused(['report', '--from', 'yesterday', '--to', day], /--from yesterday: not a date/);
     });
   });

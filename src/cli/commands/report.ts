@@ -15,7 +15,7 @@ export function reportCommand(): Command {
       if (opts.json) opts.format = 'json';
       const { withCommon } = await import('../context.ts');
       const { UsageError } = await import('../../domain/errors.ts');
-      const { buildReport, parseReportDate, reportCsv } = await import('../../report/report.ts');
+      const { buildReport, parseReportDate, reportCsv, reportTotals } = await import('../../report/report.ts');
       const { writeFileSync } = await import('node:fs');
       if (opts.format !== 'csv' && opts.format !== 'json') throw new UsageError(`--format ${opts.format}: csv or json`);
       const from = parseReportDate(opts.from, '--from');
@@ -25,7 +25,8 @@ export function reportCommand(): Command {
       await withCommon(
         async (common) => {
           const rows = await buildReport(common, from, to);
-          const text = opts.format === 'csv' ? reportCsv(rows) : `${JSON.stringify(rows, null, 2)}\n`;
+          const totals = reportTotals(rows);
+          const text = opts.format === 'csv' ? reportCsv(rows, totals) : `${JSON.stringify({ rows, totals }, null, 2)}\n`;
           if (opts.out) {
             writeFileSync(opts.out, text);
             process.stderr.write(`wrote ${rows.length} row${rows.length === 1 ? '' : 's'} to ${opts.out}\n`);

@@ -119,6 +119,7 @@ export function sweepCommand(): Command {
       const { UsageError } = await import('../../domain/errors.ts');
       const { describePlan } = await import('../../sweep/summary.ts');
       const { CHAIN_DEFAULTS } = await import('../../chains/chain-defaults.ts');
+      const { formatUnits } = await import('../../domain/money.ts');
       await withCommon(
         async (common) => {
           const found = await findSweep(poolReader(common.db), ref.trim());
@@ -126,7 +127,7 @@ export function sweepCommand(): Command {
           const plan = JSON.parse(found.plan.body) as SweepPlan;
           const native = CHAIN_DEFAULTS[plan.chain].native;
           emit(opts.json, { plan, transactions: found.txs }, () =>
-            [describePlan(plan, native.decimals, native.symbol), table(found.txs.map((t) => ({ id: t.txKey, txid: t.txid, status: t.status, attempts: t.attempts, fee: t.fee, error: t.error })), ['id', 'txid', 'status', 'attempts', 'fee', 'error'])].join('\n'),
+            [describePlan(plan, native.decimals, native.symbol), table(found.txs.map((t) => ({ id: t.txKey, txid: t.txid, status: t.status, attempts: t.attempts, fee: `${formatUnits(BigInt(t.fee), native.decimals)} ${native.symbol}`, error: t.error })), ['id', 'txid', 'status', 'attempts', 'fee', 'error'])].join('\n'),
           );
         },
         { readOnly: true },
@@ -162,12 +163,16 @@ export function broadcastCommand(kind: 'sweep' | 'refund'): Command {
     .action(async (opts: { signed: string; plan?: string; wait?: boolean; json?: boolean }) => {
       const { withCommon } = await import('../context.ts');
       const { broadcastSweep } = await import('../../sweep/broadcast-sweep.ts');
+      const { coinUnitsOf } = await import('../coin-units.ts');
       await withCommon(async (common) => {
         const result = await broadcastSweep(common, { kind, signed: opts.signed, plan: opts.plan, wait: Boolean(opts.wait) }, opts.json ? undefined : (line) => process.stderr.write(`${line}\n`));
         const failed = result.transactions.filter((t) => t.status === 'FAILED');
-        emit(opts.json, result, () =>
+        // `moves` and `fee` are atomic units (as the plan holds them); `amounts` says them in coins.
+        const units = coinUnitsOf(common.config, result.chain, result.network);
+        const shown = result.transactions.map((t) => ({ ...t, amounts: { moves: Object.entries(t.moves).map(([s, a]) => units.coins(s, a)), fee: units.native(t.fee) } }));
+        emit(opts.json, { ...result, units: { moves: 'atomic', fee: 'atomic' }, transactions: shown }, () =>
           [
-            table(result.transactions.map((t) => ({ ...t, moves: Object.entries(t.moves).map(([s, a]) => `${a} ${s}`).join(', ') })), ['id', 'txid', 'status', 'deposits', 'moves', 'fee', 'error']),
+            table(shown.map((t) => ({ ...t, moves: t.amounts.moves.join(', '), fee: t.amounts.fee })), ['id', 'txid', 'status', 'deposits', 'moves', 'fee', 'error']),
             result.done ? 'every transaction is final' : failed.length > 0 ? `${failed.length} failed (see error); fix the cause and run the same command again` : 'not final yet: run the same command again (or with --wait) to follow it',
           ].join('\n'),
         );
