@@ -5,6 +5,7 @@ import { MerchantPoint } from '../../src/store/entities/merchant-point.entity.ts
 import { Payment } from '../../src/store/entities/payment.entity.ts';
 import { WalletAddress } from '../../src/store/entities/wallet-address.entity.ts';
 import { externalIdFromUuid } from '../../src/domain/external-id.ts';
+import { parseUnits } from '../../src/domain/money.ts';
 import { DIALECTS, skipUnless } from '../helpers/databases.ts';
 import { evmAddresses, startTestDaemon, type TestDaemon, type TestMerchant } from '../helpers/daemon.ts';
 
@@ -198,6 +199,9 @@ for (const dialect of DIALECTS) {
         assert.equal(p.tokenAddress, null);
         if (chain === 'bitcoin') assert.equal(p.paymentUri, `bitcoin:${address}?amount=${p.amount}`);
         else if (chainIds[chain]) assert.match(p.paymentUri, new RegExp(`^ethereum:${address}@${chainIds[chain]}\\?value=\\d+$`));
+        // Solana Pay (amount in SOL) and TON transfer links (nanotons); tron has no shared URI form.
+        else if (chain === 'solana') assert.equal(p.paymentUri, `solana:${address}?amount=${p.amount}`);
+        else if (chain === 'ton') assert.equal(p.paymentUri, `ton://transfer/${address}?amount=${parseUnits(p.amount, 9)}`);
         else assert.equal(p.paymentUri, address);
       }
     });
