@@ -1,5 +1,9 @@
 import type { AvailableCurrencies } from '../chains/registry.ts';
 import { GatewayError } from '../domain/errors.ts';
+import { fiatExponent } from '../domain/fiat-currencies.ts';
+import { formatUnits, parseUnits } from '../domain/money.ts';
+import { atomicToMinor, type PricingRecord } from '../domain/pricing.ts';
+import { type Settlement, settlementOf } from '../domain/settlement.ts';
 import type { BuyerInvoice, BuyerPayment, InvoiceRecord } from '../domain/views.ts';
 import { latestPayment, loadInvoice, markViewed, readPublicInvoice } from '../store/invoices.ts';
 import { loadPayment, readBuyerPayment } from '../store/payments.ts';
@@ -49,4 +53,68 @@ export async function paymentOfInvoice(deps: DaemonDeps, invoiceId: string, paym
   const p = await loadPayment(deps.common.db, paymentId, null);
   if (p.invoice.id !== invoiceId) return null;
   return { paymentType: p.paymentType, blockchain: p.blockchain, isTestnet: p.isTestnet, address: p.address, amount: p.amount, decimals: p.decimals, tokenAddress: p.tokenAddress ?? null, expiresAt: p.expiresAt };
+}
+
+/** What the hosted page tells the buyer beyond the status poll: the price behind the amount and, once settled, how it compares. */
+export interface PaymentDetails {
+  status: string;
+  cryptoCurrency: string;
+  decimals: number;
+  /** Contract, mint or jetton master; null for the native coin. */
+  tokenAddress: string | null;
+  amount: string;
+  expectedAmount: string;
+  receivedAmount: string;
+  /** On COMPLETED (and REFUNDED) only: received against expected. */
+  settlement: Settlement | null;
+  /** The rate the amount was priced at (payment metadata.pricing); null under verbatim pricing. */
+  pricing: { fiat: string; rate: string; source: string | null; at: string | null; exponent: number; amountMinor: string; receivedMinor: string } | null;
+}
+
+/** A payment of the invoice with its pricing and settlement (hosted page); null when the payment is another invoice's. */
+export async function paymentDetailsOfInvoice(deps: DaemonDeps, invoiceId: string, paymentId: string): Promise<PaymentDetails | null> {
+  const p = await loadPayment(deps.common.db, paymentId, null);
+  if (p.invoice.id !== invoiceId) return null;
+  return detailsOf(p);
+}
+
+/** The settled payment of a PAID invoice (its latest), for the page that says so; null when there is none. */
+export async function settledPaymentOfInvoice(deps: DaemonDeps, invoiceId: string): Promise<PaymentDetails | null> {
+  const p = await latestPayment(deps.common.db, invoiceId);
+  return p ? detailsOf(p) : null;
+}
+
+type DetailsSource = Pick<BuyerPayment, 'status' | 'cryptoCurrency' | 'decimals' | 'amount'> & { tokenAddress?: string | null; expectedAmount: string; receivedAmount: string; metadata: unknown };
+
+function detailsOf(p: DetailsSource): PaymentDetails {
+  const settled = p.status === 'COMPLETED' || p.status === 'REFUNDED';
+  const pricing = (p.metadata as { pricing?: Partial<PricingRecord> } | null)?.pricing;
+  let priced: PaymentDetails['pricing'] = null;
+  const exponent = pricing?.fiat ? fiatExponent(pricing.fiat) : undefined;
+  if (pricing?.mode === 'convert' && pricing.rate && pricing.fiat && exponent !== undefined) {
+    try {
+      const minor = (amount: string) => atomicToMinor(parseUnits(amount, p.decimals), p.decimals, pricing.rate!, exponent).toString();
+      priced = { fiat: pricing.fiat, rate: pricing.rate, source: pricing.source ?? null, at: pricing.at ?? null, exponent, amountMinor: minor(p.amount), receivedMinor: minor(p.receivedAmount) };
+    } catch {
+      priced = null;
+    }
+  }
+  return {
+    status: p.status,
+    cryptoCurrency: p.cryptoCurrency,
+    decimals: p.decimals,
+    tokenAddress: p.tokenAddress ?? null,
+    amount: p.amount,
+    expectedAmount: p.expectedAmount,
+    receivedAmount: p.receivedAmount,
+    settlement: settled ? settlementOf(p.expectedAmount, p.receivedAmount, p.decimals) : null,
+    pricing: priced,
+  };
+}
+
+/** Fiat minor units in major units as a decimal string (`2450`, 2 -> `24.50`). */
+export function minorToMajor(minor: string, exponent: number): string {
+  const text = formatUnits(BigInt(minor), exponent);
+  const [whole, frac = ''] = text.split('.');
+  return exponent === 0 ? whole! : `${whole}.${frac.padEnd(exponent, '0')}`;
 }

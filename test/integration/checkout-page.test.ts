@@ -59,11 +59,11 @@ for (const dialect of DIALECTS) {
       assert.equal(boot.apiBase, '/checkout/api/v1');
       assert.deepEqual(boot.liveStatuses, ['PENDING', 'PROCESSING', 'CONFIRMING'], 'the page polls while the lifecycle calls a payment live');
       assert.deepEqual(Object.keys(boot.chains), ['ethereum', 'bitcoin']);
-      assert.deepEqual(boot.chains.ethereum, { name: 'Ethereum', label: 'Ethereum mainnet', testnet: false, family: 'evm', chainId: 1, pollMs: 12_000, web3: false });
+      assert.deepEqual(boot.chains.ethereum, { name: 'Ethereum', label: 'Ethereum mainnet', testnet: false, family: 'evm', chainId: 1, pollMs: 12_000, confirmPollMs: 12_000, web3: false });
       assert.equal(boot.chains.bitcoin.pollMs, 15_000);
       // Every network a payment may be on, testnets with their own label and chain id.
       assert.deepEqual(Object.keys(boot.networks), ['ethereum:MAINNET', 'ethereum:SEPOLIA', 'polygon:MAINNET', 'polygon:AMOY', 'bitcoin:MAINNET', 'bitcoin:TESTNET4']);
-      assert.deepEqual(boot.networks['ethereum:SEPOLIA'], { name: 'Ethereum', label: 'Ethereum Sepolia testnet', testnet: true, family: 'evm', chainId: 11_155_111, pollMs: 12_000, web3: false });
+      assert.deepEqual(boot.networks['ethereum:SEPOLIA'], { name: 'Ethereum', label: 'Ethereum Sepolia testnet', testnet: true, family: 'evm', chainId: 11_155_111, pollMs: 12_000, confirmPollMs: 12_000, web3: false });
       assert.deepEqual(boot.networks['ethereum:MAINNET'], boot.chains.ethereum);
       assert.equal(boot.strings.confirmations, '{count} / {required} confirmations');
       assert.match(boot.ethersUrl, /^\/assets\/ethers\.min\.js\?v=[0-9a-f]{16}$/);

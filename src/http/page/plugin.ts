@@ -3,7 +3,7 @@ import { availableCurrencies, getNetwork, pollIntervalMs, type ResolvedNetwork }
 import type { ChainSlug } from '../../chains/slugs.ts';
 import type { Config } from '../../config/schema.ts';
 import type { BuyerInvoice } from '../../domain/views.ts';
-import { buyerInvoice, paymentOfInvoice } from '../../app/buyer-reads.ts';
+import { buyerInvoice, minorToMajor, type PaymentDetails, paymentDetailsOfInvoice, paymentOfInvoice, settledPaymentOfInvoice } from '../../app/buyer-reads.ts';
 import { GatewayError } from '../../domain/errors.ts';
 import { LIVE_PAYMENT_STATUSES } from '../../domain/lifecycle.ts';
 import { availabilityOf, buyerNetwork } from '../../app/availability.ts';
@@ -12,7 +12,7 @@ import { RouteTable } from '../app.ts';
 import { paymentUri } from '../checkout/payment-uri.ts';
 import { isIdShaped } from '../validation.ts';
 import { loadAssets } from './assets.ts';
-import { format, renderMessage, renderShell, type AssetUrls } from './render.ts';
+import { format, formatFiat, renderMessage, renderShell, type AssetUrls } from './render.ts';
 import { strings } from './strings.en.ts';
 
 // The hosted payment page, `{checkoutPageUrl}/i/{invoiceId}` (spec rule 5; docs/hosted-page.md).
@@ -102,8 +102,11 @@ export async function pagePlugin(app: FastifyInstance, deps: DaemonDeps, pagePat
         return sendHtml(reply, 200, renderMessage({ strings, assets: urls, kind: 'expired', title: strings.expiredTitle, text: strings.expiredText, link: back(invoice.cancelUrl) }));
       case 'CANCELLED':
         return sendHtml(reply, 200, renderMessage({ strings, assets: urls, kind: 'cancelled', title: strings.cancelledTitle, text: strings.cancelledText, link: back(invoice.cancelUrl) }));
-      case 'PAID':
-        return sendHtml(reply, 200, renderMessage({ strings, assets: urls, kind: 'paid', title: strings.paidTitle, text: strings.paidText, link: back(invoice.returnUrl) }));
+      case 'PAID': {
+        // Completed is settled (spec rule 10), but the buyer is told when the amount fell short or went over.
+        const said = settlementWords(await settledPaymentOfInvoice(deps, invoice.id), merchant);
+        return sendHtml(reply, 200, renderMessage({ strings, assets: urls, kind: said?.short ? 'short' : 'paid', title: said?.title ?? strings.paidTitle, text: said?.text ?? strings.paidText, link: back(invoice.returnUrl) }));
+      }
     }
     return sendHtml(reply, 200, renderShell({
       strings,
@@ -142,7 +145,56 @@ export async function pagePlugin(app: FastifyInstance, deps: DaemonDeps, pagePat
     return reply.header('Content-Type', 'image/svg+xml').header('Content-Security-Policy', "default-src 'none'").send(svg);
   });
 
+  // What the page shows beside the status poll: the price behind the amount, and how the settled
+  // amount compares with the asked one. Served here, not on the checkout API, whose answers the
+  // specification fixes; the invoice id in the path is the same credential as the page's.
+  routes.add('GET', '/i/:id/payments/:paymentId/details', async (req, reply) => {
+    const { id, paymentId } = req.params as { id: string; paymentId: string };
+    const details = isIdShaped(id) && isIdShaped(paymentId) ? await paymentDetailsOfInvoice(deps, id, paymentId).catch(notFoundAsNull) : null;
+    if (!details) return reply.code(404).header('Content-Type', 'application/json; charset=utf-8').send({ found: false });
+    return reply.header('Content-Type', 'application/json; charset=utf-8').send(detailsView(details));
+  });
+
   routes.finish();
+}
+
+/** The details in the words the page shows (amounts in the coin's units, fiat formatted, the rate's source named). */
+function detailsView(d: PaymentDetails) {
+  const p = d.pricing;
+  return {
+    status: d.status,
+    cryptoCurrency: d.cryptoCurrency,
+    tokenAddress: d.tokenAddress,
+    amount: d.amount,
+    expectedAmount: d.expectedAmount,
+    receivedAmount: d.receivedAmount,
+    settlement: d.settlement,
+    price: p
+      ? {
+          fiatValue: `${formatFiat(p.amountMinor, p.fiat)} ${p.fiat}`,
+          receivedFiatValue: `${formatFiat(p.receivedMinor, p.fiat)} ${p.fiat}`,
+          rate: format(strings.rateIs, { coin: d.cryptoCurrency, rate: p.rate, currency: p.fiat }),
+          source: sourceWords(p.source),
+          at: p.at,
+          major: minorToMajor(p.amountMinor, p.exponent),
+        }
+      : null,
+  };
+}
+
+function sourceWords(source: string | null): string {
+  if (source === 'static') return strings.rateSourceStatic;
+  if (source === 'peg') return strings.rateSourcePeg;
+  return source ? format(strings.rateSourceNamed, { source }) : strings.rateSourceUnknown;
+}
+
+/** The PAID page's words when the amount was not the asked one; null when exact (or unknown). */
+function settlementWords(d: PaymentDetails | null, merchant: string): { title: string; text: string; short: boolean } | null {
+  if (!d?.settlement || d.settlement.kind === 'exact') return null;
+  const values = { received: d.receivedAmount, expected: d.expectedAmount, difference: d.settlement.difference, coin: d.cryptoCurrency, merchant };
+  return d.settlement.kind === 'underpaid'
+    ? { title: strings.underpaidTitle, text: format(strings.underpaidText, values), short: true }
+    : { title: strings.overpaidTitle, text: format(strings.overpaidText, values), short: false };
 }
 
 function sendHtml(reply: FastifyReply, status: number, html: string): FastifyReply {
@@ -171,7 +223,7 @@ function banners(config: Config): string[] {
   return out;
 }
 
-type NetworkInfo = { name: string; label: string; testnet: boolean; family: string; chainId: number | null; pollMs: number; web3: boolean };
+type NetworkInfo = { name: string; label: string; testnet: boolean; family: string; chainId: number | null; pollMs: number; confirmPollMs: number; web3: boolean };
 
 function networkInfo(name: string, network: ResolvedNetwork): NetworkInfo {
   return {
@@ -182,6 +234,9 @@ function networkInfo(name: string, network: ResolvedNetwork): NetworkInfo {
     chainId: network.chainId,
     // As often as the chain can change (its block time, at least every 5 s), but at least every 15 s.
     pollMs: Math.min(pollIntervalMs(network), 15_000),
+    // While money is in flight on a chain faster than that floor, every 2 s (block time at most 15 s):
+    // the tracker's CONFIRMING state may last only a few seconds, and the buyer should see it.
+    confirmPollMs: Math.min(Math.max(network.blockTimeMs, 2_000), pollIntervalMs(network), 15_000),
     web3: network.family === 'evm' && network.paymentContract !== null && network.treasury !== null,
   };
 }

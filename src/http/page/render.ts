@@ -31,7 +31,7 @@ export interface ShellInput {
 export interface MessageInput {
   strings: Strings;
   assets: AssetUrls;
-  kind: 'not-found' | 'expired' | 'cancelled' | 'paid' | 'error';
+  kind: 'not-found' | 'expired' | 'cancelled' | 'paid' | 'short' | 'error';
   title: string;
   text: string;
   link: { href: string; label: string } | null;
@@ -159,8 +159,17 @@ ${heading(fill(s.payTitle))}
 <p class="field-label" id="address-label">${fill(s.toAddress)}</p>
 <div class="copy-row"><code class="value address" data-slot="address"></code><button type="button" class="button copy" data-copy="address" aria-label="${fill(s.copyAddress)}">${fill(s.copy)}</button></div>
 </div>
+<div class="field price" data-slot="price" hidden>
+<p class="value" data-slot="price-line"></p>
+<p class="muted small" data-slot="rate-source"></p>
+</div>
+<div class="field" data-slot="token" hidden>
+<p class="field-label" data-slot="token-label"></p>
+<div class="copy-row"><code class="value address" data-slot="token-address"></code><button type="button" class="button copy" data-copy="token" aria-label="${fill(s.copyToken)}">${fill(s.copy)}</button></div>
+</div>
 <p class="network-name"><span class="chain-dot" data-slot="chain-dot"></span><span data-slot="network-name"></span> <span class="tag" data-slot="network-test" hidden>${fill(s.testNetwork)}</span></p>
 <a class="button secondary wallet-link" data-slot="uri" href="#" hidden>${fill(s.openInWallet)}</a>
+<p class="muted small" data-slot="no-uri" hidden>${fill(s.tronNoUri)}</p>
 </div>
 </div>
 <p class="warning" role="note">${ALERT_ICON}<span data-slot="network-warning"></span></p>
@@ -199,8 +208,8 @@ ${heading(fill(s.detectedTitle))}
 </section>
 
 <section class="view state success" data-view="success" hidden>
-<div class="state-icon ok">${CHECK_ICON}</div>
-${heading(fill(s.successTitle))}
+<div class="state-icon ok" data-slot="success-icon">${CHECK_ICON}</div>
+${heading(`<span data-slot="success-title">${fill(s.successTitle)}</span>`)}
 <p data-slot="success-text"></p>
 <p><a class="button primary" data-slot="return-link" href="#" rel="noreferrer" hidden>${fill(s.returnNow, merchant)}</a></p>
 </section>
@@ -245,8 +254,8 @@ ${poweredBy(s)}
 /** A whole page for an invoice that cannot be paid (or does not exist): no script needed. */
 export function renderMessage(input: MessageInput): string {
   const s = input.strings;
-  const icon = { 'not-found': SEARCH_ICON, expired: CLOCK_ICON, cancelled: X_ICON, paid: CHECK_ICON, error: ALERT_ICON }[input.kind];
-  const tone = { 'not-found': 'neutral', expired: 'warn', cancelled: 'warn', paid: 'ok', error: 'bad' }[input.kind];
+  const icon = { 'not-found': SEARCH_ICON, expired: CLOCK_ICON, cancelled: X_ICON, paid: CHECK_ICON, short: ALERT_ICON, error: ALERT_ICON }[input.kind];
+  const tone = { 'not-found': 'neutral', expired: 'warn', cancelled: 'warn', paid: 'ok', short: 'warn', error: 'bad' }[input.kind];
   const link = input.link ? `<p><a class="button primary" href="${escapeHtml(input.link.href)}" rel="noreferrer">${escapeHtml(input.link.label)}</a></p>` : '';
   return `${head(s, input.assets, input.title, false)}
 <body>

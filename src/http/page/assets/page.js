@@ -8,6 +8,8 @@ const S = boot.strings;
 const INVOICE = boot.invoiceId;
 const PAYMENT_WINDOW_MS = 30 * 60_000;
 const REDIRECT_DELAY_MS = 3000;
+/** How long a confirmations view the polls skipped (a fast chain) is shown before the result. */
+const CONFIRMED_PAUSE_MS = 1500;
 const LIVE = new Set(boot.liveStatuses);
 
 const $ = (slot) => document.querySelector(`[data-slot="${slot}"]`);
@@ -23,7 +25,11 @@ const state = {
   tickTimer: 0,
   invoiceTimer: 0,
   choosePoll: 0,
-  copy: { amount: '', address: '' },
+  copy: { amount: '', address: '', token: '' },
+  /** Per payment id, the page details (price, rate, settlement) once fetched. */
+  details: new Map(),
+  /** The payment whose confirmations view was shown. */
+  confirmShown: null,
   walletBusy: false,
   walletTx: null,
 };
@@ -110,6 +116,20 @@ async function api(method, path, body) {
   };
 }
 
+/** The page's own read of a payment (price, rate and, once settled, how the amount compares); null when it cannot be had. */
+async function loadDetails(id, fresh = false) {
+  if (!fresh && state.details.has(id)) return state.details.get(id);
+  try {
+    const res = await fetch(`${boot.qrBase}${encodeURIComponent(id)}/details`, { headers: { Accept: 'application/json' }, cache: 'no-store', credentials: 'omit' });
+    if (!res.ok) return null;
+    const details = await res.json();
+    state.details.set(id, details);
+    return details;
+  } catch {
+    return null;
+  }
+}
+
 function stopTimers() {
   clearTimeout(state.pollTimer);
   clearInterval(state.tickTimer);
@@ -125,7 +145,10 @@ async function start(focus) {
   const res = await api('GET', `/invoices/${INVOICE}`);
   if (!res.ok) return showApiError(res, focus);
   state.invoice = res.data;
-  if (res.data.status === 'PAID') return showSuccess(focus);
+  if (res.data.status === 'PAID') {
+    const status = await api('GET', `/invoices/${INVOICE}/status`);
+    return showSuccess(focus, status.ok && status.data.paymentId ? { id: status.data.paymentId } : null);
+  }
   if (res.data.status === 'PAYMENT_PENDING') {
     const status = await api('GET', `/invoices/${INVOICE}/status`);
     if (!status.ok) return showApiError(status, focus);
@@ -321,7 +344,7 @@ function onPayment(update, focus) {
       showConfirming(p, focus);
       break;
     case 'COMPLETED':
-      return showSuccess(focus);
+      return showSuccess(focus, p);
     case 'EXPIRED':
       return expirePayment();
     default:
@@ -331,7 +354,13 @@ function onPayment(update, focus) {
   schedulePoll(p);
 }
 
-function schedulePoll(p, delay = paymentNetwork(p).pollMs) {
+function pollDelay(p) {
+  const chain = paymentNetwork(p);
+  // Money in flight on a fast chain: ask more often, so the confirmations are seen at all.
+  return (p.status === 'PROCESSING' || p.status === 'CONFIRMING') && chain.confirmPollMs ? chain.confirmPollMs : chain.pollMs;
+}
+
+function schedulePoll(p, delay = pollDelay(p)) {
   clearTimeout(state.pollTimer);
   state.pollTimer = setTimeout(() => poll(p.id), delay);
 }
@@ -342,7 +371,7 @@ async function poll(id) {
   if (res.ok) return onPayment(res.data, true);
   if (res.code === 'PAYMENT_NOT_FOUND') return start(true);
   // Network trouble or a rate limit: keep the page as it is and ask again later.
-  schedulePoll(state.payment, Math.max(res.retryAfter * 1000, paymentNetwork(state.payment).pollMs));
+  schedulePoll(state.payment, Math.max(res.retryAfter * 1000, pollDelay(state.payment)));
 }
 
 function startCountdown(p, timerSlot, progressSlot) {
@@ -368,7 +397,9 @@ function showPay(p, focus) {
   $('crypto-amount').textContent = p.amount;
   $('crypto-coin').textContent = p.cryptoCurrency;
   $('address').textContent = p.paymentAddress;
-  state.copy = { amount: p.amount, address: p.paymentAddress };
+  state.copy = { amount: p.amount, address: p.paymentAddress, token: p.tokenAddress ?? '' };
+  showToken(p, chain);
+  void showPrice(p);
   const qr = $('qr');
   const qrSrc = `${boot.qrBase}${encodeURIComponent(p.id)}/qr.svg`;
   if (qr.getAttribute('src') !== qrSrc) qr.src = qrSrc;
@@ -376,6 +407,7 @@ function showPay(p, focus) {
   const walletUri = p.paymentUri && p.paymentUri !== p.paymentAddress ? p.paymentUri : null;
   uri.hidden = !walletUri;
   uri.href = walletUri ?? '#';
+  $('no-uri').hidden = Boolean(walletUri) || chain.family !== 'tron';
   $('chain-dot').className = `chain-dot chain-${p.blockchain}`;
   // The payment's own network: a testnet payment says so ("Ethereum Sepolia"), never "mainnet".
   const label = chain.label;
@@ -386,15 +418,45 @@ function showPay(p, focus) {
   show('pay', focus);
 }
 
+/** The token the buyer must pick in the wallet: its contract, mint or jetton master, shortened, with a copy button. */
+function showToken(p, chain) {
+  const row = $('token');
+  row.hidden = !p.tokenAddress;
+  if (!p.tokenAddress) return;
+  const key = chain.family === 'solana' ? 'tokenMint' : chain.family === 'ton' ? 'jettonMaster' : 'tokenContract';
+  $('token-label').textContent = t(key, { coin: p.cryptoCurrency });
+  const node = $('token-address');
+  const a = p.tokenAddress;
+  node.textContent = a.length > 16 ? `${a.slice(0, 8)}…${a.slice(-6)}` : a;
+  node.title = a;
+}
+
+/** The fiat value of the amount and the rate it was priced at, with the rate's source. */
+async function showPrice(p) {
+  const details = await loadDetails(p.id);
+  if (state.payment?.id !== p.id) return;
+  const box = $('price');
+  const price = details?.price;
+  box.hidden = !price;
+  if (!price) return;
+  $('price-line').textContent = t('priceLine', { fiat: price.fiatValue, rate: price.rate });
+  const at = price.at ? new Date(price.at) : null;
+  const time = at && !Number.isNaN(at.getTime()) ? at.toLocaleTimeString(S.lang, { hour: '2-digit', minute: '2-digit' }) : '';
+  $('rate-source').textContent = time ? t('rateFrom', { source: price.source, time }) : price.source;
+}
+
 /** Takes the deposit address out of the page (not just out of sight). */
 function clearAddress() {
   $('address').textContent = '';
   $('crypto-amount').textContent = '';
+  $('token-address').textContent = '';
+  $('token').hidden = true;
+  $('price').hidden = true;
   $('qr').removeAttribute('src');
   const uri = $('uri');
   uri.href = '#';
   uri.hidden = true;
-  state.copy = { amount: '', address: '' };
+  state.copy = { amount: '', address: '', token: '' };
 }
 
 /** The countdown reached zero (or the server says so): the address goes away for good. */
@@ -407,6 +469,7 @@ function expirePayment() {
 function showConfirming(p, focus) {
   // Money is on its way: the address is not needed any more, and must not outlive expiresAt.
   clearAddress();
+  state.confirmShown = p.id;
   const required = p.requiredConfirmations;
   const count = Math.min(p.confirmations, required);
   $('confirmations').textContent = t('confirmations', { count, required });
@@ -419,18 +482,37 @@ function showConfirming(p, focus) {
   show('confirming', focus);
 }
 
-function showSuccess(focus = true) {
+/**
+ * COMPLETED (or an invoice already PAID). A chain faster than the polls may complete before the
+ * confirmations were ever shown: they are shown, full, for a moment first. Then the result, which
+ * says so when the amount that arrived is not the one asked (spec rule 10: the payment is settled
+ * and the merchant reconciles): short of it, the page says what is missing and does not move on to
+ * the shop by itself; over it, that the extra arrived too. Only an exact payment redirects.
+ */
+async function showSuccess(focus = true, p = null) {
   stopTimers();
   clearAddress();
+  const tx = p?.transactionHash ?? state.walletTx;
+  if (p && p.requiredConfirmations && tx && state.confirmShown !== p.id) {
+    showConfirming({ ...p, confirmations: p.requiredConfirmations, transactionHash: tx }, focus);
+    await new Promise((resolve) => setTimeout(resolve, CONFIRMED_PAUSE_MS));
+  }
+  const details = p ? await loadDetails(p.id, true) : null;
+  const settlement = details?.settlement ?? null;
   const inv = state.invoice;
   const merchant = inv?.merchant?.name ?? '';
   const target = safeUrl(inv?.returnUrl);
-  $('success-text').textContent = target ? t('successRedirect', { merchant }) : S.successNoRedirect;
+  const values = settlement ? { received: details.receivedAmount, expected: details.expectedAmount, difference: settlement.difference, coin: details.cryptoCurrency, merchant } : {};
+  const kind = settlement?.kind ?? 'exact';
+  $('success-title').textContent = kind === 'underpaid' ? S.underpaidTitle : kind === 'overpaid' ? S.overpaidTitle : S.successTitle;
+  $('success-icon').className = `state-icon ${kind === 'underpaid' ? 'warn' : 'ok'}`;
+  const redirect = kind === 'exact' && target;
+  $('success-text').textContent = kind === 'underpaid' ? t('underpaidText', values) : kind === 'overpaid' ? t('overpaidText', values) : redirect ? t('successRedirect', { merchant }) : S.successNoRedirect;
   const link = $('return-link');
   link.hidden = !target;
   if (target) link.href = target;
   show('success', focus);
-  if (target) setTimeout(() => window.location.assign(target), REDIRECT_DELAY_MS);
+  if (redirect) setTimeout(() => window.location.assign(target), REDIRECT_DELAY_MS);
 }
 
 function safeUrl(value) {
@@ -581,7 +663,7 @@ async function copy(button) {
     await navigator.clipboard.writeText(value);
     ok = true;
   } catch {
-    ok = copyByHand(key === 'amount' ? 'crypto-amount' : 'address');
+    ok = copyByHand({ amount: 'crypto-amount', address: 'address', token: 'token-address' }[key]);
   }
   button.textContent = ok ? S.copied : S.copy;
   button.classList.toggle('copied', ok);
