@@ -43,8 +43,8 @@ const slot = (b: TestBrowser, name: string) => b.page.locator(`[data-slot="${nam
 async function payView(b: TestBrowser, d: TestDaemon, invoiceId: string, chain: RegExp, coin: string) {
   await b.page.goto(`${d.url}/i/${invoiceId}`);
   await visible(b, 'choose');
-  await b.page.getByRole('radio', { name: chain }).check();
-  await b.page.getByRole('radio', { name: coin, exact: true }).check();
+  await b.page.locator('[data-slot="chains"]').getByRole('radio', { name: chain }).check();
+  await b.page.locator('[data-slot="coins"]').getByRole('radio', { name: coin, exact: true }).check();
   await b.page.getByRole('button', { name: 'Show payment address' }).click();
   await visible(b, 'pay');
   await b.page.waitForSelector('[data-slot="price"]:not([hidden])');

@@ -126,7 +126,7 @@ describe('the docs examples run as written', () => {
     assert.ok(readFileSync(join(ROOT, 'docs/wallets.md'), 'utf8').includes(first));
   });
 
-  test('docs/api.md: the signing example against a real serve, to "paid: fulfil order-1042"', async (t) => {
+  test('docs/api.md: the signing example against a real serve, refusing an under-paid payment', async (t) => {
     const block = find('signing example');
     const box = await sandbox(t);
     // As the page says: sign-request.ts saved as sdk/sign-request.js with the types removed, in an ESM project.
@@ -134,6 +134,7 @@ describe('the docs examples run as written', () => {
     mkdirSync(join(project, 'sdk'), { recursive: true });
     writeFileSync(join(project, 'package.json'), '{ "type": "module" }\n');
     writeFileSync(join(project, 'sdk', 'sign-request.js'), stripTypeScriptTypes(readFileSync(join(ROOT, 'src/sdk/sign-request.ts'), 'utf8')));
+    writeFileSync(join(project, 'sdk', 'settlement.js'), stripTypeScriptTypes(readFileSync(join(ROOT, 'src/sdk/settlement.ts'), 'utf8')));
     writeFileSync(join(project, 'example.js'), block.body);
 
     const env = { ...box.env, CHAINGATE_CONFIG: writeConfigFile({ checkout: { indexerStaleAfterSeconds: null } }) };
@@ -152,7 +153,8 @@ describe('the docs examples run as written', () => {
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
     t.after(() => void child.kill());
 
-    // Once it has a payment, settle it as the indexer would; its next poll sees COMPLETED.
+    // Once it has a payment, settle it as the indexer would, 24.5 of the 25 USDT asked: its next
+    // poll sees COMPLETED (confirmations decide that, spec rule 10) and the example refuses to fulfil.
     const deadline = Date.now() + 30_000;
     while (!/send \S+ USDT to 0x3000/.test(out)) {
       assert.ok(Date.now() < deadline, out);
@@ -161,13 +163,14 @@ describe('the docs examples run as written', () => {
     const db = await openDatabase(box.env.CHAINGATE_DATABASE_URL!);
     try {
       const now = new Date();
-      await db.em().nativeUpdate(Payment, {}, { status: 'COMPLETED', confirmations: 12, completedAt: now });
+      await db.em().nativeUpdate(Payment, {}, { status: 'COMPLETED', confirmations: 12, receivedAmount: '24.5', completedAt: now });
       await db.em().nativeUpdate(Invoice, {}, { status: 'PAID', paidAt: now });
     } finally {
       await db.close();
     }
     assert.equal(await exited, 0, out);
     assert.match(out, /^invoice \w+ INV-\d{6}-\d{3}[A-Z] OPEN\n/);
-    assert.match(out, /COMPLETED 12\/12\npaid: fulfil order-1042\n$/);
+    assert.match(out, /COMPLETED 12\/12\nshort by 0\.5 USDT \(24\.5 of 25\): hold order-1042 and contact the buyer\n$/);
+    assert.doesNotMatch(out, /fulfil order-1042/);
   });
 });
