@@ -24,7 +24,7 @@ import { startEsploraSim } from '../helpers/esplora-sim.ts';
 // Proved on the real binary: under strace, the process (and any child) opens no socket other than
 // AF_UNIX and connects nowhere, never opens the configuration file or the database it names (which
 // is never created); and a module-load hook lists what it loaded: no store, daemon, indexer or
-// chain client, and of the bitcoin family only its address rules and sweep-sign.
+// chain client, and of the bitcoin family only its address rules, sweep-sign and sweep-verify.
 
 bitcoin.initEccLib(ecc);
 /** The repository's compiled code, as the module hook sees it. */
@@ -88,7 +88,7 @@ test('sweep sign opens no network socket, reads no configuration or database, lo
   const base: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('CHAINGATE_') && k !== 'NODE_OPTIONS') base[k] = v;
   const env = { ...base, CHAINGATE_DATABASE_URL: `sqlite:${dbFromEnv}`, CHAINGATE_CONFIG: configFile, NODE_OPTIONS: `--import ${hook}` };
-  const r = await run('strace', ['-f', '-qq', '-e', 'trace=socket,connect,openat', '-o', trace, process.execPath, BIN, 'sweep', 'sign', '--plan', planPath, '--out', signed, '--seed-file', seedFile, '--yes', '--json'], env);
+  const r = await run('strace', ['-f', '-qq', '-e', 'trace=socket,connect,openat', '-o', trace, process.execPath, BIN, 'sweep', 'sign', '--plan', planPath, '--out', signed, '--seed-file', seedFile, '--expect-to', (JSON.parse(readFileSync(planPath, 'utf8')) as { to: string }).to, '--yes', '--json'], env);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(JSON.parse(r.stdout).transactions.length, 1);
   assert.ok(existsSync(signed));
@@ -107,6 +107,7 @@ test('sweep sign opens no network socket, reads no configuration or database, lo
     .split('\n')
     .filter((u) => u !== '');
   assert.ok(loaded.includes(`${DIST}families/bitcoin/sweep-sign.js`), 'the hook sees the modules (the signer was loaded)');
+  assert.ok(loaded.includes(`${DIST}families/bitcoin/sweep-verify.js`), 'the signer reads the transactions with the offline verifier');
   const ours = (u: string) => (u.startsWith(DIST) ? u.slice(DIST.length) : null);
   const forbidden = loaded.filter((u) => {
     const path = ours(u);
