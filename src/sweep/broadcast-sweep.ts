@@ -115,7 +115,7 @@ export async function broadcastSweep(common: Common, input: BroadcastInput, prog
     }
     return null;
   });
-  if (refused !== null) throw new UsageError(refused.startsWith('refused') ? refused : `refused, nothing sent: ${refused}`);
+  if (refused !== null) throw new UsageError(`refused, nothing sent: ${refused}`);
 
   const deadline = Date.now() + (input.waitMs ?? 6 * 3_600_000);
   const pollMs = Math.min(Math.max(Math.floor(network.blockTimeMs / 4), 250), 30_000);
@@ -163,7 +163,7 @@ async function worldRefusal(x: Executor, plan: SweepPlan, now: Date): Promise<st
   const received = await receivedTotal(x, payment);
   if (others + uses > received) {
     const fmt = (v: bigint) => `${formatUnits(v, refund.decimals)} ${refund.symbol}`;
-    return `refused: with this refund of ${fmt(uses)}, refunds of payment ${payment.id} would use ${fmt(others + uses)}, more than the ${fmt(received)} it received (another refund was broadcast since this one was planned)`;
+    return `with this refund of ${fmt(uses)}, refunds of payment ${payment.id} would use ${fmt(others + uses)}, more than the ${fmt(received)} it received (another refund was broadcast since this one was planned)`;
   }
   return null;
 }
