@@ -42,8 +42,8 @@ export interface RefundRow extends RefundRecord {
   /** What the plan's transactions paid in fees, native atomic units. */
   fee: string;
   finalAt: Date | null;
-  /** Atomic units of the payment's coin this refund uses up: `amount`, plus the fee when the payment's own funds pay it. */
-  uses: bigint;
+  /** Atomic units (decimal string) of the payment's coin this refund uses up: `amount`, plus the fee when the payment's own funds pay it. */
+  uses: string;
 }
 
 /** Writes a refund (in the write that records its plan). */
@@ -131,7 +131,7 @@ async function withTxs(r: Reader, refunds: RawRefund[], now = new Date()): Promi
       txid: last?.txid ?? null,
       fee: fee.toString(),
       finalAt: state === 'CONFIRMED' ? nullableDate(last?.final_at) : null,
-      uses: BigInt(r.amount) + paymentFee,
+      uses: (BigInt(r.amount) + paymentFee).toString(),
     };
   });
 }
@@ -177,9 +177,9 @@ export function refundedTotals(refunds: RefundRow[], exceptPlan: string | null =
   let committed = 0n;
   for (const r of refunds) {
     if (r.planId === exceptPlan) continue;
-    if (r.state === 'CONFIRMED') final += r.uses;
-    if (r.state === 'CONFIRMED' || r.state === 'PENDING') broadcast += r.uses;
-    if (r.state === 'CONFIRMED' || r.state === 'PENDING' || r.state === 'PLANNED') committed += r.uses;
+    if (r.state === 'CONFIRMED') final += BigInt(r.uses);
+    if (r.state === 'CONFIRMED' || r.state === 'PENDING') broadcast += BigInt(r.uses);
+    if (r.state === 'CONFIRMED' || r.state === 'PENDING' || r.state === 'PLANNED') committed += BigInt(r.uses);
   }
   return { final, broadcast, committed };
 }

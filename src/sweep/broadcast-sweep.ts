@@ -157,7 +157,7 @@ async function worldRefusal(x: Executor, plan: SweepPlan, now: Date): Promise<st
   if (isLivePayment(payment.status)) return `payment ${payment.id} is ${payment.status}`;
   const refunds = await refundsOfPayment(x, payment.id);
   const mine = refunds.find((r) => r.planId === plan.id);
-  const uses = mine?.uses ?? BigInt(refund.amount);
+  const uses = BigInt(mine?.uses ?? refund.amount);
   // Of the others, those already broadcast: among plans that both got past planning, the first broadcast wins.
   const others = refundedTotals(refunds, plan.id).broadcast;
   const received = await receivedTotal(x, payment);
