@@ -1,16 +1,18 @@
 import assert from 'node:assert/strict';
-import { type Contract, HDNodeWallet, Mnemonic, parseEther } from 'ethers';
+import { type Contract, getAddress, HDNodeWallet, keccak256, Mnemonic, parseEther, Transaction } from 'ethers';
 import type { ResolvedNetwork } from '../../src/chains/registry.ts';
 import { loadConfig } from '../../src/config/load-config.ts';
 import type { Config } from '../../src/config/schema.ts';
 import type { EvmFixtures } from '../../src/devnet/evm-fixtures.ts';
 import type { HardhatNode } from '../../src/devnet/hardhat-node.ts';
-import { CREATE2_DEPLOYER } from '../../src/families/evm/sweep-payload.ts';
+import { CREATE2_DEPLOYER, ERC20_ABI, type EvmSweepPayload, SWEEPER_ABI, SWEEPER_ADDRESS } from '../../src/families/evm/sweep-payload.ts';
 import { evmSweepSender } from '../../src/families/evm/sweep-send.ts';
 import { evmSweepSigner } from '../../src/families/evm/sweep-sign.ts';
+import { evmSweepVerifier } from '../../src/families/evm/sweep-verify.ts';
 import { resolveChains } from '../../src/families/families.ts';
 import { keyFingerprint } from '../../src/families/key-material.ts';
-import type { SignedSweepTx, SweepCandidate, SweepKey, SweepPlan } from '../../src/families/sweep.ts';
+import type { DecodedSweepTx, SignedSweepTx, SweepCandidate, SweepKey, SweepPlan } from '../../src/families/sweep.ts';
+import { checkDecoded } from '../../src/sweep/check-decoded.ts';
 
 // The EVM family's sweep and refund modules on a Hardhat node (sweep-evm.test.ts, refund-evm.test.ts):
 // a test wallet, the ethereum testnet as a DEVNET over the node, and what `sweep sign` and
@@ -59,12 +61,68 @@ export async function prepareSweepChain(node: HardhatNode, fx: EvmFixtures): Pro
   return { config, network: resolveChains(config.chains as never).chains.ethereum.testnet };
 }
 
-/** What `chaingate sweep sign` does with the family's signer: derive every key, then sign. */
+/**
+ * What `chaingate sweep sign` does with the family's signer: derive every key, then sign. Every plan
+ * the signer accepts is also read by the verifier (checkVerified), so each plan shape the tests make
+ * is checked against its bytes.
+ */
 export function signOffline(plan: SweepPlan): SignedSweepTx[] {
   const keys = new Map<string, SweepKey>();
   for (const d of plan.deposits) keys.set(d.address, evmSweepSigner.deriveKey(seedBytes, d, plan, 20));
   if (plan.feePayer !== null && evmSweepSigner.deriveFeePayerKey) keys.set(plan.feePayer, evmSweepSigner.deriveFeePayerKey(seedBytes, plan, 20));
-  return evmSweepSigner.sign(plan, keys);
+  const signed = evmSweepSigner.sign(plan, keys);
+  checkVerified(plan, signed);
+  return signed;
+}
+
+/**
+ * The verifier on a plan and its signed file: the payloads read as the plan's summary says
+ * (checkDecoded, default fee bounds), each signed raw reads exactly as its payload, hashes to the
+ * txid the signer wrote, and agrees with ethers' own decoding of the raw (recipients, tokens,
+ * amounts, sender, fee bound, chain id). Returns what the payloads read.
+ */
+export function checkVerified(plan: SweepPlan, signed: SignedSweepTx[]): DecodedSweepTx[] {
+  const decoded = plan.transactions.map((t) => evmSweepVerifier.decodeUnsigned(plan, t));
+  checkDecoded(plan, decoded, { maxFee: null });
+  assert.deepEqual(signed.map((s) => s.id), plan.transactions.map((t) => t.id));
+  signed.forEach((s, i) => {
+    const tx = plan.transactions[i]!;
+    const read = evmSweepVerifier.decodeSigned(plan, tx, s.raw);
+    assert.deepEqual(read, { ...decoded[i], txid: s.txid }, `${s.id}: the signed raw reads as its payload`);
+    assert.equal(s.txid, keccak256(s.raw));
+    assert.deepEqual(independentRead(s.raw, tx.payload as EvmSweepPayload), {
+      spends: read.spends,
+      pays: read.pays.map((p) => ({ to: p.to, token: p.token, amount: p.amount })),
+      fee: read.fee,
+      chainId: read.chainId,
+      hash: read.txid,
+    });
+  });
+  return decoded;
+}
+
+/** A signed raw read with ethers alone (Transaction.from and the ABIs), not through sweep-verify.ts. */
+function independentRead(raw: string, payload: EvmSweepPayload) {
+  const tx = Transaction.from(raw);
+  const head = { fee: tx.gasLimit * tx.maxFeePerGas!, chainId: tx.chainId.toString(), hash: tx.hash };
+  if (tx.to === SWEEPER_ADDRESS && payload.kind === '7702-batch') {
+    const [orders] = SWEEPER_ABI.decodeFunctionData('sweepMany', tx.data) as unknown as [{ deposit: string; to: string; tokens: string[] }[]];
+    // The Sweeper moves whole balances: the amounts are the payload's, the rest is the raw's.
+    const pays = [...orders].flatMap((o, i) => {
+      const planned = payload.orders[i]!;
+      return [
+        ...(BigInt(planned.native) > 0n ? [{ to: o.to, token: null, amount: BigInt(planned.native) }] : []),
+        ...[...o.tokens].map((t, j) => ({ to: o.to, token: t, amount: BigInt(planned.amounts[j]!) })),
+      ];
+    });
+    return { ...head, spends: [tx.from!, ...[...orders].map((o) => o.deposit)], pays };
+  }
+  if (tx.to === CREATE2_DEPLOYER) return { ...head, spends: [tx.from!], pays: [] };
+  if (tx.data !== '0x') {
+    const [to, amount] = ERC20_ABI.decodeFunctionData('transfer', tx.data) as unknown as [string, bigint];
+    return { ...head, spends: [tx.from!], pays: [{ to, token: getAddress(tx.to!), amount }] };
+  }
+  return { ...head, spends: [tx.from!], pays: [{ to: tx.to!, token: null, amount: tx.value }] };
 }
 
 /** What `chaingate sweep broadcast` does: send each in order, each after the ones it waits for are final; the gas each used. */
@@ -78,6 +136,7 @@ export async function broadcastAll(chain: { node: HardhatNode; network: Resolved
     const status = await evmSweepSender.status(network, config, tx.txid);
     assert.equal(status.state, 'final', `${tx.id}: ${JSON.stringify(status)}`);
     const receipt = await node.provider.getTransactionReceipt(tx.txid);
+    assert.equal(receipt?.hash, tx.txid, `${tx.id}: the chain knows it by the txid the signer wrote`);
     gasUsed.set(tx.id, receipt?.gasUsed ?? 0n);
   }
   return gasUsed;

@@ -73,6 +73,11 @@ const usd = (n: string) => parseUnits(n, 6);
 const kinds = (p: SweepPlan) => p.transactions.map((tx) => `${(tx.payload as { kind: string }).kind}${tx.after.length ? `<${tx.after.join(',')}` : ''}`);
 /** What the chain charged the sender of a transaction (gas used × effective price). */
 const paid = async (txid: string) => (await node.provider.getTransactionReceipt(txid))!.fee;
+/** A transaction's fee bound: gas limit × max fee per gas. */
+const maxCost = (p: SweepPlan, i: number) => {
+  const payload = p.transactions[i]!.payload as { gasLimit: string; maxFeePerGas: string };
+  return BigInt(payload.gasLimit) * BigInt(payload.maxFeePerGas);
+};
 const fund = async (to: string, value: bigint) => (await fx.payer.sendTransaction({ to, value })).wait();
 
 describe('EVM refunds on Hardhat (Osaka: EIP-7702)', () => {
@@ -93,7 +98,8 @@ describe('EVM refunds on Hardhat (Osaka: EIP-7702)', () => {
       // The Sweeper moves whole balances, so a refund never takes the 7702 batch, even where it runs.
       assert.deepEqual(kinds(p), ['top-up', 'token<tx-0'], `eip7702 ${net.eip7702}`);
       const [d] = p.deposits;
-      assert.equal(d!.fee, '0');
+      // The fee states what both transactions can cost, though the fee payer pays it all.
+      assert.equal(d!.fee, (maxCost(p, 0) + maxCost(p, 1)).toString());
       assert.deepEqual(d!.moves, [{ symbol: 'USDT', token: getAddress(fx.addresses.usdt), decimals: 6, amount: usd('10').toString() }]);
       assert.deepEqual(
         d!.leftBehind.map((l) => [l.holding.symbol, l.holding.symbol === 'ETH' ? 'some' : l.holding.amount]),
@@ -159,7 +165,7 @@ describe('EVM refunds on Hardhat (Osaka: EIP-7702)', () => {
     await fund(helped, parseEther('0.2'));
     const q = await refundPlan(candidate(5), 'ETH', parseEther('0.2'));
     assert.deepEqual(kinds(q), ['top-up', 'native<tx-0']);
-    assert.equal(q.deposits[0]!.fee, '0');
+    assert.equal(q.deposits[0]!.fee, (maxCost(q, 0) + maxCost(q, 1)).toString());
     const signedQ = await signAndSend(q);
     assert.equal(await eth(q.to), parseEther('0.2'), 'the fee payer paid: the buyer received the whole amount');
     const topUp = BigInt((q.transactions[0]!.payload as { value: string }).value);
@@ -249,7 +255,7 @@ describe('EVM refunds on Hardhat (Osaka: EIP-7702)', () => {
     assert.throws(
       () =>
         signOffline(tamper((plan, x) => {
-          plan.transactions[1]!.payload = { kind: '7702-batch', chainId: x.chainId, from: feePayer, nonce: 5, gasLimit: '300000', maxFeePerGas: x.maxFeePerGas, maxPriorityFeePerGas: x.maxPriorityFeePerGas, sweeper: SWEEPER_ADDRESS, deadline: Math.floor(Date.now() / 1000) + 3600, orders: [{ deposit, tokens: [x.token], authNonce: 0 }] };
+          plan.transactions[1]!.payload = { kind: '7702-batch', chainId: x.chainId, from: feePayer, nonce: 5, gasLimit: '300000', maxFeePerGas: x.maxFeePerGas, maxPriorityFeePerGas: x.maxPriorityFeePerGas, sweeper: SWEEPER_ADDRESS, deadline: Math.floor(Date.now() / 1000) + 3600, orders: [{ deposit, tokens: [x.token], authNonce: 0, native: '0', amounts: [usd('3').toString()] }] };
         })),
       /a 7702-batch transaction cannot pay a refund of USDT/,
     );

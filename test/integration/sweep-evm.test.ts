@@ -43,6 +43,11 @@ const broadcastAll = (signed: SignedSweepTx[]) => broadcastOn({ node, network, c
 const token = (c: Contract) => fixtureToken(fx, c);
 const eth = (a: string) => node.provider.getBalance(a);
 const usdc = (n: string) => parseUnits(n, 6);
+/** A transaction's fee bound: gas limit × max fee per gas. */
+const maxCost = (tx: SweepPlan['transactions'][number]) => {
+  const p = tx.payload as { gasLimit: string; maxFeePerGas: string };
+  return BigInt(p.gasLimit) * BigInt(p.maxFeePerGas);
+};
 
 describe('EVM sweeps on Hardhat (Osaka: EIP-7702)', () => {
   before(async () => {
@@ -71,7 +76,9 @@ describe('EVM sweeps on Hardhat (Osaka: EIP-7702)', () => {
     const batch = p.transactions[1]!;
     assert.deepEqual(batch.after, ['tx-0']);
     assert.deepEqual(batch.deposits, [0, 1, 2, 3].map(depositAddress));
-    assert.ok(p.deposits.every((d) => d.fee === '0' && d.leftBehind.length === 0));
+    assert.ok(p.deposits.every((d) => BigInt(d.fee) > 0n && d.leftBehind.length === 0));
+    // The deposits' fees state every fee the transactions can cost, the fee payer's deployment and batch included.
+    assert.equal(p.deposits.reduce((s, d) => s + BigInt(d.fee), 0n), p.transactions.reduce((s, tx) => s + maxCost(tx), 0n));
 
     const feePayerBefore = await eth(feePayer);
     const signed = signOffline(p);

@@ -1,4 +1,4 @@
-import { getCreate2Address, Interface, ZeroHash } from 'ethers';
+import { getAddress, getCreate2Address, Interface, ZeroHash } from 'ethers';
 import { z } from 'zod';
 
 // What an EVM sweep plan's transactions carry (UnsignedSweepTx.payload), shared by the planner
@@ -74,12 +74,21 @@ export const EvmSweepPayloadSchema = z.discriminatedUnion('kind', [
     deadline: z.number().int().positive(),
     orders: z
       .array(
-        z.strictObject({
-          deposit: addressText,
-          tokens: z.array(addressText),
-          /** The deposit's account nonce for its authorization; null when it is already delegated to the Sweeper. */
-          authNonce: z.number().int().nonnegative().nullable(),
-        }),
+        z
+          .strictObject({
+            deposit: addressText,
+            tokens: z.array(addressText),
+            /** The deposit's account nonce for its authorization; null when it is already delegated to the Sweeper. */
+            authNonce: z.number().int().nonnegative().nullable(),
+            /**
+             * What the plan expects this order to move: the deposit's native balance and, per token
+             * (same order as `tokens`), its balance, at planning. The Sweeper moves whole balances,
+             * so the bytes cannot say how much; these are what the verifier reads (sweep-verify.ts).
+             */
+            native: atomic,
+            amounts: z.array(atomic),
+          })
+          .refine((o) => o.amounts.length === o.tokens.length, { message: 'one amount per token', path: ['amounts'] }),
       )
       .min(1),
   }),
@@ -87,3 +96,23 @@ export const EvmSweepPayloadSchema = z.discriminatedUnion('kind', [
 
 export type EvmSweepPayload = z.infer<typeof EvmSweepPayloadSchema>;
 export type EvmBatchPayload = Extract<EvmSweepPayload, { kind: '7702-batch' }>;
+export type EvmPlainPayload = Exclude<EvmSweepPayload, { kind: '7702-batch' }>;
+
+/** The EIP-1559 fields a payload's transaction is signed with (the signer signs them, the verifier compares them). */
+export function feeFields(p: EvmSweepPayload): { chainId: bigint; nonce: number; gasLimit: bigint; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint } {
+  return { chainId: BigInt(p.chainId), nonce: p.nonce, gasLimit: BigInt(p.gasLimit), maxFeePerGas: BigInt(p.maxFeePerGas), maxPriorityFeePerGas: BigInt(p.maxPriorityFeePerGas) };
+}
+
+/** The call a payload other than a batch makes, every move going to the plan's destination `to`. */
+export function plainCall(p: EvmPlainPayload, to: string): { to: string; value: bigint; data: string } {
+  switch (p.kind) {
+    case 'native':
+      return { to, value: BigInt(p.value), data: '0x' };
+    case 'token':
+      return { to: getAddress(p.token), value: 0n, data: ERC20_ABI.encodeFunctionData('transfer', [to, BigInt(p.amount)]) };
+    case 'top-up':
+      return { to: getAddress(p.to), value: BigInt(p.value), data: '0x' };
+    case 'deploy-sweeper':
+      return { to: CREATE2_DEPLOYER, value: 0n, data: `${SWEEPER_SALT}${p.initCode.slice(2)}` };
+  }
+}

@@ -112,7 +112,7 @@ async function planWith(
   const estimate = async (request: Record<string, string>) => BigInt(await call('eth_estimateGas', [request], quantity));
 
   const use7702 = feePayer !== null && network.eip7702 === true;
-  const batchOrders: { live: Live; tokens: string[]; authNonce: number | null; gas: bigint }[] = [];
+  const batchOrders: { live: Live; planned: PlannedDeposit; tokens: Live['tokens']; authNonce: number | null; gas: bigint }[] = [];
 
   for (const d of live) {
     const holdings = [...(d.native > 0n ? [nativeHolding(d.native)] : []), ...d.tokens.map((t) => tokenHolding(t))];
@@ -139,7 +139,7 @@ async function planWith(
       for (const t of movableTokens) gas += (await estimate({ from: d.address, to: t.address, data: ERC20_ABI.encodeFunctionData('transfer', [to, t.amount]) })) - TX_BASE_GAS + BALANCE_OF_GAS;
       const delegated = d.code === delegationCode(SWEEPER_ADDRESS);
       if (!delegated) gas += AUTH_GAS;
-      batchOrders.push({ live: d, tokens: movableTokens.map((t) => t.address), authNonce: delegated ? null : d.nonce, gas });
+      batchOrders.push({ live: d, planned, tokens: movableTokens, authNonce: delegated ? null : d.nonce, gas });
       planned.moves = [...(d.native > 0n ? [nativeHolding(d.native)] : []), ...movableTokens.map((t) => tokenHolding(t))];
       deposits.push(planned);
       continue;
@@ -162,12 +162,14 @@ async function planWith(
         if (topUp > 0n) {
           const gas = withMargin(await estimate({ from: feePayer as string, to: d.address, value: toQuantity(topUp) }));
           after = [fromFeePayer({ kind: 'top-up', ...common, gasLimit: gas.toString(), to: d.address, value: topUp.toString() }, { deposits: [] }).id];
+          // The deposit's fee states every fee its transactions can cost, the fee payer's top-up included.
+          ownFee += gas * fees.maxFeePerGas;
         }
         for (const { t, gas } of transfers) {
           push({ kind: 'token', ...common, from: d.address, nonce: nonce++, gasLimit: gas.toString(), token: t.address, amount: t.amount.toString() }, { signers: [d.address], deposits: [d.address], after });
           planned.moves.push(tokenHolding(t));
         }
-        ownFee = reserve;
+        ownFee += reserve;
         const likelySpent = transfers.reduce((sum, x) => sum + likelyCost(x.gas, fees), 0n);
         leftBehind.push({
           holding: nativeHolding(d.native + topUp - likelySpent > 0n ? d.native + topUp - likelySpent : 0n),
@@ -212,6 +214,9 @@ async function planWith(
       const initCode = sweeperInitCode();
       const gas = withMargin(await estimate({ from: feePayer as string, to: CREATE2_DEPLOYER, data: `0x${'00'.repeat(32)}${initCode.slice(2)}` }));
       deployId = fromFeePayer({ kind: 'deploy-sweeper', ...common, gasLimit: gas.toString(), initCode }, { deposits: [] }).id;
+      // Its fee is stated on the first deposit it serves, so the deposits' fees add up to every transaction's.
+      const first = (batchOrders[0] as (typeof batchOrders)[number]).planned;
+      first.fee = (BigInt(first.fee) + gas * fees.maxFeePerGas).toString();
     }
     const deadline = Math.floor(Date.now() / 1000) + DEADLINE_SECONDS;
     let batch: typeof batchOrders = [];
@@ -219,7 +224,20 @@ async function planWith(
     const flush = () => {
       if (batch.length === 0) return;
       const gasLimit = withMargin(batchGas + TX_BASE_GAS + 10_000n);
-      const orders: EvmBatchPayload['orders'] = batch.map((o) => ({ deposit: o.live.address, tokens: o.tokens, authNonce: o.authNonce }));
+      // The batch's fee (gas limit × max fee) is stated per deposit, in proportion to its gas; the rounding goes to the first.
+      const batchFee = gasLimit * fees.maxFeePerGas;
+      const shares = batch.map((o) => (batchFee * o.gas) / batchGas);
+      shares[0] = (shares[0] as bigint) + batchFee - shares.reduce((a, b) => a + b, 0n);
+      batch.forEach((o, i) => {
+        o.planned.fee = (BigInt(o.planned.fee) + (shares[i] as bigint)).toString();
+      });
+      const orders: EvmBatchPayload['orders'] = batch.map((o) => ({
+        deposit: o.live.address,
+        tokens: o.tokens.map((t) => t.address),
+        authNonce: o.authNonce,
+        native: o.live.native.toString(),
+        amounts: o.tokens.map((t) => t.amount.toString()),
+      }));
       const addresses = batch.map((o) => o.live.address);
       fromFeePayer(
         { kind: '7702-batch', ...common, gasLimit: gasLimit.toString(), sweeper: SWEEPER_ADDRESS, deadline, orders },

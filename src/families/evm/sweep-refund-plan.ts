@@ -60,15 +60,21 @@ export async function planRefund(
     return id;
   };
   const feePayerNonce = feePayer === null ? 0 : Number(BigInt(await call('eth_getTransactionCount', [feePayer, 'pending'], quantity)));
+  /** The top-up's own fee (gas limit × max fee), paid by the fee payer; 0 without one. */
+  let topUpFee = 0n;
   /** The fee payer sends the address a transfer's whole gas reserve; returns the top-up's id for the transfer's `after`. */
   const topUp = async (reserve: bigint): Promise<string[]> => {
     if (feePayer === null) return [];
     const gas = withMargin(await estimate({ from: feePayer, to: address, value: toQuantity(reserve) }));
+    topUpFee = gas * fees.maxFeePerGas;
     return [push({ kind: 'top-up', ...common, from: feePayer, nonce: feePayerNonce, gasLimit: gas.toString(), to: address, value: reserve.toString() }, feePayer, [])];
   };
 
   let move: bigint;
+  /** What the address itself pays in fees (0 when a fee payer tops it up with the whole reserve). */
   let ownFee: bigint;
+  /** The transfer's own fee reserve (gas limit × max fee), whoever funds it. */
+  let transferFee: bigint;
   /** Native coin on the address after the transfer, at today's fees. */
   let nativeStays: bigint;
   if (token !== null) {
@@ -81,6 +87,7 @@ export async function planRefund(
     push({ kind: 'token', ...common, from: address, nonce: live.nonce, gasLimit: gas.toString(), token: token.address as string, amount: refund.amount.toString() }, address, [address], after);
     move = refund.amount;
     ownFee = feePayer === null ? reserve : 0n;
+    transferFee = reserve;
     nativeStays = live.native + (reserve - ownFee) - likelyCost(gas, fees);
   } else {
     // The buyer may be a contract (a smart wallet) whose receive costs more than 21,000.
@@ -95,6 +102,7 @@ export async function planRefund(
     }
     push({ kind: 'native', ...common, from: address, nonce: live.nonce, gasLimit: gas.toString(), value: move.toString() }, address, [address], after);
     ownFee = feePayer === null ? fee : 0n;
+    transferFee = fee;
     nativeStays = held - move + (fee - ownFee) - gas * fees.likelyPerGas;
   }
   if (nativeStays > 0n) {
@@ -108,7 +116,8 @@ export async function planRefund(
     address,
     holdings,
     moves: [refunded ? tokenHolding(refunded, move) : nativeHolding(move)],
-    fee: ownFee.toString(),
+    // Every fee the plan's transactions can cost, whoever pays (the verifier reads the same from the payloads).
+    fee: (transferFee + topUpFee).toString(),
     leftBehind,
   };
   return { deposits: [deposit], skipped: [], transactions };

@@ -1,16 +1,15 @@
 import { createHash } from 'node:crypto';
 import { getAddress, HDNodeWallet, keccak256, Transaction, TypedDataEncoder, Wallet, type TransactionLike } from 'ethers';
-import { CHAIN_DEFAULTS } from '../../chains/chain-defaults.ts';
 import { UsageError } from '../../domain/errors.ts';
 import type { FamilySweepSigner, SignedSweepTx, SweepCandidate, SweepKey, SweepPlan, UnsignedSweepTx } from '../sweep.ts';
+import { checkPlanNetwork, expectedChainIds } from '../../chains/sweep-networks.ts';
 import {
-  CREATE2_DEPLOYER,
-  ERC20_ABI,
   EvmSweepPayloadSchema,
+  feeFields,
+  plainCall,
   SWEEPER_ABI,
   SWEEPER_ADDRESS,
   SWEEPER_INIT_CODE_HASH,
-  SWEEPER_SALT,
   sweepTypedData,
   type EvmBatchPayload,
   type EvmSweepPayload,
@@ -157,14 +156,6 @@ function deriveKeyFromAccount(accountKey: string, candidate: SweepCandidate, pla
   throw new UsageError(`${isFeePayer ? "the plan's fee payer" : 'a deposit of the plan'} is none of the first ${searchLimit} addresses of this account key`);
 }
 
-/** The chain id every transaction must carry: the registry's, except on a local DEVNET whose id the operator chose. */
-function expectedChainId(plan: SweepPlan): number | null {
-  if (plan.network === 'DEVNET') return null;
-  const defaults = CHAIN_DEFAULTS[plan.chain];
-  if (defaults?.family !== 'evm') throw new UsageError(`the plan is for ${plan.chain}, not an EVM chain`);
-  return (plan.testnet ? defaults.testnet : defaults.mainnet).chainId;
-}
-
 function sign(plan: SweepPlan, keys: ReadonlyMap<string, SweepKey>): SignedSweepTx[] {
   if (plan.family !== 'evm') throw new UsageError(`the plan is for the ${plan.family} family, not EVM`);
   const to = getAddress(plan.to);
@@ -181,10 +172,17 @@ function sign(plan: SweepPlan, keys: ReadonlyMap<string, SweepKey>): SignedSweep
   }
   if (plan.kind === 'refund' || plan.refund !== undefined) checkRefund(plan, payloads);
 
-  let chainId = expectedChainId(plan);
+  // The chain ids come from the signer's own registry: a plan's network label never turns this off,
+  // and DEVNET accepts only the local chains' ids (DEVNET_CHAIN_IDS), all transactions the same.
+  checkPlanNetwork(plan);
+  const chainIds = expectedChainIds(plan.chain, plan.network, plan.testnet);
+  if (chainIds === null) throw new UsageError(`the registry names no chain id for ${plan.chain} ${plan.network}`);
+  let chainId: number | null = null;
   for (const [id, payload] of payloads) {
     chainId ??= payload.chainId;
-    if (payload.chainId !== chainId) throw new UsageError(`${id}: chain id ${payload.chainId}, but the plan is for ${plan.chain} ${plan.network} (${chainId})`);
+    if (!chainIds.includes(String(payload.chainId)) || payload.chainId !== chainId) {
+      throw new UsageError(`${id}: chain id ${payload.chainId}, but the plan is for ${plan.chain} ${plan.network} (${chainIds.join(' or ')})`);
+    }
   }
 
   const wallet = (address: string, id: string): Wallet => {
@@ -206,24 +204,13 @@ function sign(plan: SweepPlan, keys: ReadonlyMap<string, SweepKey>): SignedSweep
   return plan.transactions.map((tx) => {
     const payload = payloads.get(tx.id) as EvmSweepPayload;
     const from = getAddress(payload.from);
-    const base: TransactionLike = {
-      type: 2,
-      chainId: BigInt(payload.chainId),
-      nonce: payload.nonce,
-      gasLimit: BigInt(payload.gasLimit),
-      maxFeePerGas: BigInt(payload.maxFeePerGas),
-      maxPriorityFeePerGas: BigInt(payload.maxPriorityFeePerGas),
-      value: 0n,
-    };
+    const base: TransactionLike = { type: 2, ...feeFields(payload), value: 0n };
     let request: TransactionLike;
     switch (payload.kind) {
       case 'native':
-        requireDeposit(from, tx.id);
-        request = { ...base, to, value: BigInt(payload.value), data: '0x' };
-        break;
       case 'token':
         requireDeposit(from, tx.id);
-        request = { ...base, to: getAddress(payload.token), data: ERC20_ABI.encodeFunctionData('transfer', [to, BigInt(payload.amount)]) };
+        request = { ...base, ...plainCall(payload, to) };
         break;
       case 'top-up': {
         requireFeePayer(from, tx.id);
@@ -236,13 +223,13 @@ function sign(plan: SweepPlan, keys: ReadonlyMap<string, SweepKey>): SignedSweep
           .filter((p) => getAddress(p.from) === target)
           .reduce((sum, p) => sum + BigInt(p.gasLimit) * BigInt(p.maxFeePerGas), 0n);
         if (BigInt(payload.value) > reserve) throw new UsageError(`${tx.id}: a gas top-up of more than the transfers after it can spend`);
-        request = { ...base, to: target, value: BigInt(payload.value), data: '0x' };
+        request = { ...base, ...plainCall(payload, to) };
         break;
       }
       case 'deploy-sweeper':
         requireFeePayer(from, tx.id);
         if (keccak256(payload.initCode) !== SWEEPER_INIT_CODE_HASH) throw new UsageError(`${tx.id}: deploys other code than chaingate's Sweeper`);
-        request = { ...base, to: CREATE2_DEPLOYER, data: `${SWEEPER_SALT}${payload.initCode.slice(2)}` };
+        request = { ...base, ...plainCall(payload, to) };
         break;
       case '7702-batch': {
         requireFeePayer(from, tx.id);
