@@ -7,18 +7,21 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Contract, getAddress, parseEther, parseUnits, Transaction, Wallet } from 'ethers';
+import { type Contract, getAddress, parseEther, parseUnits, Transaction, TypedDataEncoder, Wallet } from 'ethers';
 import type { ResolvedNetwork } from '../../src/chains/registry.ts';
 import type { Config } from '../../src/config/schema.ts';
 import { deployFixtures, type EvmFixtures } from '../../src/devnet/evm-fixtures.ts';
 import { startHardhatNode, type HardhatNode } from '../../src/devnet/hardhat-node.ts';
 import { evmSweepPlanner } from '../../src/families/evm/sweep-plan.ts';
-import { delegationCode, SWEEPER_ABI, SWEEPER_ADDRESS } from '../../src/families/evm/sweep-payload.ts';
+import { delegationCode, type EvmBatchPayload, SWEEPER_ABI, SWEEPER_ADDRESS, sweepTypedData } from '../../src/families/evm/sweep-payload.ts';
 import { evmSweepSender } from '../../src/families/evm/sweep-send.ts';
 import { evmSweepSigner } from '../../src/families/evm/sweep-sign.ts';
+import { evmSweepVerifier } from '../../src/families/evm/sweep-verify.ts';
 import type { SignedSweepTx, SweepCandidate, SweepPlan } from '../../src/families/sweep.ts';
 import { createLogger } from '../../src/logger.ts';
-import { accountNode, broadcastAll as broadcastOn, candidate, depositAddress, feePayer, prepareSweepChain, seedBytes, signOffline, token as fixtureToken } from '../helpers/evm-sweep.ts';
+import { checkDecoded } from '../../src/sweep/check-decoded.ts';
+import { planId } from '../../src/sweep/plan-file.ts';
+import { accountNode, broadcastAll as broadcastOn, candidate, checkVerified, depositAddress, feePayer, prepareSweepChain, seedBytes, signOffline, token as fixtureToken } from '../helpers/evm-sweep.ts';
 
 const cold = getAddress('0x000000000000000000000000000000000000c01d');
 const attacker = getAddress('0x00000000000000000000000000000000bad0bad0');
@@ -43,6 +46,11 @@ const broadcastAll = (signed: SignedSweepTx[]) => broadcastOn({ node, network, c
 const token = (c: Contract) => fixtureToken(fx, c);
 const eth = (a: string) => node.provider.getBalance(a);
 const usdc = (n: string) => parseUnits(n, 6);
+const gwei = (n: string) => parseUnits(n, 'gwei').toString();
+const kinds = (p: SweepPlan) => p.transactions.map((tx) => (tx.payload as { kind: string }).kind);
+const wallet = (key: Uint8Array) => new Wallet(`0x${Buffer.from(key).toString('hex')}`);
+/** The plan with its id recomputed, as a tamperer would. */
+const withId = (p: SweepPlan): SweepPlan => ({ ...p, id: planId(p) });
 /** A transaction's fee bound: gas limit × max fee per gas. */
 const maxCost = (tx: SweepPlan['transactions'][number]) => {
   const p = tx.payload as { gasLimit: string; maxFeePerGas: string };
@@ -184,6 +192,151 @@ describe('EVM sweeps on Hardhat (Osaka: EIP-7702)', () => {
     // The honest batch still works afterwards (the forged attempt changed nothing but a nonce it did not own).
     await broadcastAll(signed.slice(batchIndex));
     assert.equal(await token(fx.usdc).balance(depositAddress(5)), 0n);
+  });
+
+  test('a plan whose payload burns the deposit in fees, relabelled or not, is refused; a DEVNET label accepts only devnet chain ids (issue 45)', async () => {
+    await (await fx.payer.sendTransaction({ to: depositAddress(11), value: parseEther('1.5') })).wait();
+    const honest = withId(await plan([candidate(11)], { feePayer: null }));
+    assert.deepEqual(kinds(honest), ['native']);
+    const read = (p: SweepPlan) => checkDecoded(p, p.transactions.map((tx) => evmSweepVerifier.decodeUnsigned(p, tx)), { maxFee: null });
+    assert.equal(read(honest).nativeMoved, BigInt(honest.deposits[0]!.moves[0]!.amount));
+
+    // The payload sends 0.0001 ETH and leaves the rest to the validator as a priority fee of 71,423 gwei; the summary is untouched.
+    const burn = (p: SweepPlan, edit: (x: SweepPlan) => void = () => {}) => {
+      const copy = structuredClone(p);
+      Object.assign(copy.transactions[0]!.payload as object, { gasLimit: '21000', value: parseEther('0.0001').toString(), maxFeePerGas: gwei('71423'), maxPriorityFeePerGas: gwei('71423') });
+      edit(copy);
+      return withId(copy);
+    };
+    const burning = burn(honest);
+    assert.throws(() => read(burning), /the plan's summary moves 1\.49\d+ ETH to 0x0+C01D, but its transactions move 0\.0001 ETH: refused/);
+    // The summary edited to agree: the fee bound refuses it, unless --max-fee allows it explicitly.
+    const agreeing = (x: SweepPlan) => Object.assign(x.deposits[0]!, { moves: [{ ...x.deposits[0]!.moves[0]!, amount: parseEther('0.0001').toString() }], fee: (21_000n * BigInt(gwei('71423'))).toString() });
+    const owned = burn(honest, agreeing);
+    assert.throws(() => read(owned), /can pay 1\.499883 ETH in fees, more than 0\.005 ETH per deposit moved \(1\): refused, nothing signed; if that is right, sign again with --max-fee 1\.499883/);
+    assert.equal(checkDecoded(owned, owned.transactions.map((tx) => evmSweepVerifier.decodeUnsigned(owned, tx)), { maxFee: parseEther('1.5') }).fee, parseEther('1.499883'));
+
+    // Relabelled MAINNET, the payload's chain id 1 too: refused the same ways; with the Hardhat chain id left, refused for it.
+    const mainnet = (x: SweepPlan, chainId = 1) => {
+      Object.assign(x, { network: 'MAINNET', testnet: false });
+      (x.transactions[0]!.payload as { chainId: number }).chainId = chainId;
+    };
+    assert.throws(() => read(burn(honest, mainnet)), /summary moves 1\.49\d+ ETH .* but its transactions move 0\.0001 ETH/);
+    assert.throws(() => read(burn(honest, (x) => { mainnet(x); agreeing(x); })), /more than 0\.005 ETH per deposit moved/);
+    const relabelled = withId(structuredClone(honest));
+    Object.assign(relabelled, { network: 'MAINNET', testnet: false });
+    assert.throws(() => read(relabelled), /tx-0: carries chain id 31337, but ethereum MAINNET is 1/);
+    assert.throws(() => signOffline(relabelled), /tx-0: chain id 31337, but the plan is for ethereum MAINNET \(1\)/);
+
+    // DEVNET no longer switches the chain id off: BSC's 56 is refused by the signer and by the verifier.
+    const bsc = structuredClone(honest);
+    (bsc.transactions[0]!.payload as { chainId: number }).chainId = 56;
+    assert.throws(() => signOffline(withId(bsc)), /tx-0: chain id 56, but the plan is for ethereum DEVNET \(31337 or 1337\)/);
+    assert.throws(() => read(withId(bsc)), /tx-0: carries chain id 56, but ethereum DEVNET is 31337 or 1337/);
+    assert.throws(() => signOffline({ ...honest, network: 'HOLESKY' }), /the plan says ethereum testnet HOLESKY; the registry's testnet networks are SEPOLIA, DEVNET/);
+
+    // The honest plan signs, its raw reads as its payload, and the chain takes it under that txid.
+    const signed = signOffline(honest);
+    await broadcastAll(signed);
+    assert.equal(await eth(cold), parseEther('1.51') + BigInt(honest.deposits[0]!.moves[0]!.amount));
+  });
+
+  test('the verifier refuses payloads paying elsewhere or moving tokens the plan does not hold, and signed raws that are not the plan\'s', async () => {
+    await token(fx.usdc).send(depositAddress(12), usdc('4'));
+    await token(fx.usdt).send(depositAddress(13), usdc('6'));
+    await (await fx.payer.sendTransaction({ to: depositAddress(13), value: parseEther('0.02') })).wait();
+    const p = withId(await plan([12, 13].map(candidate)));
+    const batchIndex = p.transactions.findIndex((tx) => (tx.payload as { kind: string }).kind === '7702-batch');
+    const batch = p.transactions[batchIndex]!;
+    const decoded = checkVerified(p, signOffline(p))[batchIndex]!;
+    // The batch reads as what the plan expects each order to move: the balances at planning.
+    assert.deepEqual(decoded.pays.map((x) => [x.symbol, x.amount]), [['USDC', usdc('4')], ['ETH', parseEther('0.02')], ['USDT', usdc('6')]]);
+    assert.deepEqual(decoded.spends, [feePayer, depositAddress(12), depositAddress(13)]);
+    const read = (x: SweepPlan) => checkDecoded(x, x.transactions.map((tx) => evmSweepVerifier.decodeUnsigned(x, tx)), { maxFee: null });
+    const tamper = (edit: (payload: EvmBatchPayload, x: SweepPlan) => void) => {
+      const copy = structuredClone(p);
+      edit(copy.transactions[batchIndex]!.payload as EvmBatchPayload, copy);
+      return withId(copy);
+    };
+    assert.throws(() => read(tamper((x) => { x.orders[1]!.native = parseEther('0.01').toString(); })), /summary moves 0\.02 ETH .* but its transactions move 0\.01 ETH/);
+    assert.throws(() => read(tamper((x) => { x.orders[0]!.tokens = [fx.addresses.usdt]; })), /moves token 0x[0-9a-fA-F]{40}, which the plan does not list among the holdings of 0x/);
+    assert.throws(() => read(tamper((x) => { x.orders.push({ ...x.orders[0]! }); })), /sweeps 0x[0-9a-fA-F]{40} twice/);
+    assert.throws(() => read(tamper((x) => { x.maxPriorityFeePerGas = (BigInt(x.maxFeePerGas) + 1n).toString(); })), /priority fee per gas is above its max fee per gas/);
+    assert.throws(() => read(tamper((x) => { x.gasLimit = (BigInt(x.gasLimit) * 2n).toString(); })), /summary says fees of .* but its transactions can pay/);
+    assert.throws(() => read(tamper((x) => { x.orders[0]!.amounts = []; })), /orders\.0\.amounts: one amount per token/);
+
+    // Without EIP-7702: a top-up paying the attacker instead of the deposit is refused whatever the summary says.
+    await token(fx.usdc).send(depositAddress(14), usdc('2'));
+    const topUps = withId(await plan([candidate(14)], { net: { ...network, eip7702: false } }));
+    assert.deepEqual(kinds(topUps), ['top-up', 'token']);
+    checkVerified(topUps, signOffline(topUps));
+    const elsewhere = structuredClone(topUps);
+    (elsewhere.transactions[0]!.payload as { to: string }).to = attacker;
+    assert.throws(() => read(withId(elsewhere)), /tx-0: pays 0\.\d+ ETH to 0x0+bad0bad0, which is neither the plan's destination .* nor one of its own addresses/i);
+    const otherToken = structuredClone(topUps);
+    (otherToken.transactions[1]!.payload as { token: string }).token = getAddress(fx.addresses.usdt);
+    assert.throws(() => read(withId(otherToken)), /tx-1: moves token .* which the plan does not list among the holdings/);
+
+    // Signed raws: each must be its own payload signed by its own accounts.
+    const signed = signOffline(p);
+    const decodeSigned = (raw: string, at = batchIndex) => evmSweepVerifier.decodeSigned(p, p.transactions[at]!, raw);
+    assert.equal(decodeSigned(signed[batchIndex]!.raw).txid, signed[batchIndex]!.txid);
+    assert.throws(() => decodeSigned('00'), /tx-\d: the signed raw is not 0x-prefixed hex bytes/);
+    assert.throws(() => decodeSigned('0x00'), /the signed raw is not an EVM transaction/);
+    assert.throws(() => decodeSigned(`${signed[batchIndex]!.raw}00`), /not an EVM transaction|not in its canonical encoding/);
+    assert.throws(() => decodeSigned(Transaction.from(signed[batchIndex]!.raw).unsignedSerialized), /carries no signature/);
+    const keys = { payer: wallet(evmSweepSigner.deriveFeePayerKey!(seedBytes, p, 20).privateKey), deposit: wallet(evmSweepSigner.deriveKey(seedBytes, candidate(12), p, 20).privateKey) };
+    // Another valid transaction of the same sender (the plan's top-up of another plan, say): another nonce and call.
+    const other = Transaction.from({ type: 2, chainId: 31_337n, nonce: (batch.payload as EvmBatchPayload).nonce, gasLimit: 21_000n, maxFeePerGas: 10n ** 9n, maxPriorityFeePerGas: 1n, to: attacker, value: 1n });
+    other.signature = keys.payer.signingKey.sign(other.unsignedHash);
+    assert.throws(() => decodeSigned(other.serialized), /tx-\d: the signed transaction's gas limit is 21000, the plan's \d+: not this plan's transaction/);
+    // The batch re-signed by a stranger, and the batch's orders pointed at the attacker and re-signed by the fee payer.
+    const resign = (edit: (tx: Transaction) => void, by = keys.payer) => {
+      const tx = Transaction.from(signed[batchIndex]!.raw);
+      tx.signature = null;
+      edit(tx);
+      tx.signature = by.signingKey.sign(tx.unsignedHash);
+      return tx.serialized;
+    };
+    assert.throws(() => decodeSigned(resign(() => {}, new Wallet(node.privateKeys[4]!))), /its signature does not verify against its sender 0x[0-9a-fA-F]{40} \(it recovers 0x/);
+    // One bit of the signature's s flipped (the raw's last byte).
+    const raw = signed[batchIndex]!.raw;
+    const broken = `${raw.slice(0, -2)}${(Number.parseInt(raw.slice(-2), 16) ^ 1).toString(16).padStart(2, '0')}`;
+    assert.throws(() => decodeSigned(broken), /its signature does not verify against its sender/);
+    const orders = () => [...(SWEEPER_ABI.decodeFunctionData('sweepMany', Transaction.from(signed[batchIndex]!.raw).data)[0] as unknown[][])].map((o) => [...o]);
+    const withOrders = (list: unknown[][]) => resign((tx) => { tx.data = SWEEPER_ABI.encodeFunctionData('sweepMany', [list]); });
+    assert.throws(() => decodeSigned(withOrders(orders().map((o) => [o[0], attacker, ...o.slice(2)]))), /order 0 destination is 0x0+bad0bad0, the plan's 0x0+C01D/i);
+    // An intent for the cold address, but signed by another key than the deposit's.
+    const forgedIntent = orders();
+    const typed = sweepTypedData(31_337n, depositAddress(12), cold, [getAddress(fx.addresses.usdc)], BigInt((batch.payload as EvmBatchPayload).deadline));
+    const sig = new Wallet(node.privateKeys[4]!).signingKey.sign(TypedDataEncoder.hash(typed.domain, typed.types, typed.value));
+    forgedIntent[0] = [...forgedIntent[0]!.slice(0, 4), sig.v, sig.r, sig.s];
+    assert.throws(() => decodeSigned(withOrders(forgedIntent)), /the sweep intent of order 0 is not signed by its deposit/);
+    // An authorization by another key, and one delegating to another contract.
+    const auth = (tx: Transaction, fields: { address?: string; by?: Wallet }) => {
+      const list = [...(tx.authorizationList ?? [])];
+      const first = list[0]!;
+      list[0] = (fields.by ?? keys.deposit).authorizeSync({ address: fields.address ?? first.address, nonce: first.nonce, chainId: first.chainId });
+      tx.authorizationList = list;
+    };
+    assert.equal(Transaction.from(signed[batchIndex]!.raw).authorizationList?.length, 2);
+    assert.throws(() => decodeSigned(resign((tx) => auth(tx, { by: new Wallet(node.privateKeys[4]!) }))), /authorization 0 is not signed by its deposit/);
+    assert.throws(() => decodeSigned(resign((tx) => auth(tx, { address: attacker }))), /authorization 0 target is 0x0+bad0bad0, the plan's 0x/i);
+    // The raw of another transaction of a plan given for this one: the fee payer's top-up for the deposit's transfer.
+    const topUpsSigned = signOffline(topUps);
+    assert.throws(() => evmSweepVerifier.decodeSigned(topUps, topUps.transactions[1]!, topUpsSigned[0]!.raw), /tx-1: its signature does not verify against its sender/);
+
+    // A native transfer signed by the deposit's own key, paying the attacker instead of the cold address.
+    await (await fx.payer.sendTransaction({ to: depositAddress(15), value: parseEther('0.05') })).wait();
+    const native = withId(await plan([candidate(15)], { feePayer: null }));
+    assert.deepEqual(kinds(native), ['native']);
+    const [nativeSigned] = signOffline(native);
+    const payTo = Transaction.from(nativeSigned!.raw);
+    payTo.signature = null;
+    payTo.to = attacker;
+    payTo.signature = wallet(evmSweepSigner.deriveKey(seedBytes, candidate(15), native, 20).privateKey).signingKey.sign(payTo.unsignedHash);
+    assert.throws(() => evmSweepVerifier.decodeSigned(native, native.transactions[0]!, payTo.serialized), /tx-0: the signed transaction's recipient is 0x0+bad0bad0, the plan's 0x0+C01D/i);
+    assert.equal(evmSweepVerifier.decodeSigned(native, native.transactions[0]!, nativeSigned!.raw).txid, nativeSigned!.txid);
   });
 
   test('a stale plan is refused by the node with its message; unknown and garbage transactions are told apart', async () => {

@@ -102,7 +102,9 @@ function decode(plan: SweepPlan, tx: UnsignedSweepTx, p: EvmSweepPayload): Decod
         const tokens = order.tokens.map((t) => getAddress(t));
         if (new Set(tokens).size !== tokens.length) throw new UsageError(`${tx.id}: lists a token twice for ${deposit}`);
         if (BigInt(order.native) > 0n) pays.push({ to, ...native(plan), amount: BigInt(order.native) });
-        tokens.forEach((token, i) => pays.push({ to, ...tokenOf(plan, tx.id, deposit, token), amount: BigInt(order.amounts[i] as string) }));
+        tokens.forEach((token, i) => {
+          pays.push({ to, ...tokenOf(plan, tx.id, deposit, token), amount: BigInt(order.amounts[i] as string) });
+        });
       }
       return { ...head, spends: [from, ...deposits], pays };
     }
