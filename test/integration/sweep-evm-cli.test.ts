@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Contract, getAddress, HDNodeWallet, Mnemonic, parseEther, parseUnits } from 'ethers';
+import { type Contract, getAddress, HDNodeWallet, Mnemonic, parseEther, parseUnits, Transaction, Wallet } from 'ethers';
 import { MerchantPoint } from '../../src/store/entities/merchant-point.entity.ts';
 import { Payment } from '../../src/store/entities/payment.entity.ts';
 import { WalletAddress } from '../../src/store/entities/wallet-address.entity.ts';
@@ -11,8 +11,10 @@ import { openDatabase } from '../../src/store/orm.ts';
 import { deployFixtures } from '../../src/devnet/evm-fixtures.ts';
 import { startHardhatNode } from '../../src/devnet/hardhat-node.ts';
 import type { PaymentStatus } from '../../src/domain/lifecycle.ts';
-import { CREATE2_DEPLOYER, delegationCode, SWEEPER_ADDRESS } from '../../src/families/evm/sweep-payload.ts';
-import type { SweepPlan } from '../../src/families/sweep.ts';
+import { CREATE2_DEPLOYER, delegationCode, SWEEPER_ABI, SWEEPER_ADDRESS } from '../../src/families/evm/sweep-payload.ts';
+import type { SignedSweep, SweepPlan } from '../../src/families/sweep.ts';
+import { planId } from '../../src/sweep/plan-file.ts';
+import { formatUnits } from '../../src/domain/money.ts';
 import { runCli } from '../helpers/cli.ts';
 import { createTestDatabase } from '../helpers/databases.ts';
 import { writeConfigFile } from '../helpers/indexer-process.ts';
@@ -31,6 +33,7 @@ const account = HDNodeWallet.fromSeed(Mnemonic.fromPhrase(PHRASE).computeSeed())
 const XPUB = account.neuter().extendedKey;
 const FEE_PAYER = account.deriveChild(1).deriveChild(0).address;
 const COLD = getAddress('0x000000000000000000000000000000000000c01d');
+const ATTACKER = getAddress('0x00000000000000000000000000000000bad0bad0');
 /** github.com/Arachnid/deterministic-deployment-proxy, as every public EVM chain has it (see sweep-evm.test.ts). */
 const PROXY_DEPLOYMENT_TX =
   '0xf8a58085174876e800830186a08080b853604580600e600039806000f350fe7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffe03601600081602082378035828234f58015156039578182fd5b8082525050506014600cf31ba02222222222222222222222222222222222222222222222222222222222222222a02222222222222222222222222222222222222222222222222222222222222222';
@@ -112,6 +115,72 @@ test('evm sweep through the CLI on Hardhat: plan, sign offline, deploy the Sweep
   const signing = await ok(['sweep', 'sign', '--plan', planFile, '--out', signedFile, '--seed-file', seedFile, '--yes', '--expect-to', COLD]);
   assert.match(signing.stderr, /105 USDC/);
   assert.equal(rpc.stats.methods.eth_sendRawTransaction ?? 0, sendsBefore, 'signing sends nothing');
+
+  // The summary `sweep sign` printed is what the signed bytes do: each line equals ethers' own reading of
+  // the raw, the batch's amounts being the balances the chain holds on each deposit it sweeps.
+  const signedFile0 = json<SignedSweep>(readFileSync(signedFile, 'utf8'));
+  const symbolOf = new Map([[getAddress(fx.addresses.usdc), 'USDC'], [getAddress(fx.addresses.usdt), 'USDT']]);
+  const expectedLines: string[] = [];
+  for (const s of signedFile0.transactions) {
+    const tx = Transaction.from(s.raw);
+    const pays: string[] = [];
+    if (tx.to === SWEEPER_ADDRESS) {
+      const [orders] = SWEEPER_ABI.decodeFunctionData('sweepMany', tx.data) as unknown as [{ deposit: string; to: string; tokens: string[] }[]];
+      for (const o of orders) {
+        const native = await eth(o.deposit);
+        if (native > 0n) pays.push(`${formatUnits(native, 18)} ETH to ${o.to}`);
+        for (const t of o.tokens) pays.push(`${formatUnits(await token(t === getAddress(fx.addresses.usdc) ? fx.usdc : fx.usdt).balance(o.deposit), 6)} ${symbolOf.get(t)} (token ${t}) to ${o.to}`);
+      }
+    } else {
+      assert.equal(tx.to, CREATE2_DEPLOYER);
+      assert.equal(tx.value, 0n);
+    }
+    expectedLines.push(`  ${s.id}: pays ${pays.join(' + ') || 'nothing'}; fee at most ${formatUnits(tx.gasLimit * tx.maxFeePerGas!, 18)} ETH paid by ${tx.from}`);
+  }
+  const printed = signing.stderr.split('\n').filter((l) => /^ {2}tx-\d+: /.test(l));
+  assert.deepEqual(printed, expectedLines, signing.stderr);
+
+  // A plan file whose batch may burn a thousand times its fee, the summary and the id rewritten to agree: refused, nothing signed.
+  const burning = structuredClone(plan);
+  const batchPayload = burning.transactions[1]!.payload as { maxFeePerGas: string; maxPriorityFeePerGas: string };
+  const burnt = BigInt(batchPayload.maxFeePerGas) * 1000n;
+  const extra = BigInt((burning.transactions[1]!.payload as { gasLimit: string }).gasLimit) * (burnt - BigInt(batchPayload.maxFeePerGas));
+  Object.assign(batchPayload, { maxFeePerGas: burnt.toString(), maxPriorityFeePerGas: burnt.toString() });
+  burning.deposits[0]!.fee = (BigInt(burning.deposits[0]!.fee) + extra).toString();
+  const burningFile = join(dir, 'burning.json');
+  writeFileSync(burningFile, JSON.stringify({ ...burning, id: planId(burning) }));
+  const refusedSign = await runCli(['sweep', 'sign', '--plan', burningFile, '--out', join(dir, 'burning-signed.json'), '--seed-file', seedFile, '--yes', '--expect-to', COLD], env, { cwd: dir });
+  assert.equal(refusedSign.code, 2, refusedSign.stderr);
+  assert.match(refusedSign.stderr, /the transactions can pay [\d.]+ ETH in fees, more than 0\.005 ETH per deposit moved \(2\): refused, nothing signed/);
+  assert.equal(existsSync(join(dir, 'burning-signed.json')), false);
+
+  // Signed files that are not what was signed: a forged txid, a raw of another transaction, a damaged raw.
+  // Each is refused before anything is recorded or sent; the genuine file goes through afterwards.
+  const feePayerNonce = await node.provider.getTransactionCount(FEE_PAYER);
+  // The fee payer's key, signing at the batch's own nonce a payment of 1 ETH to a stranger.
+  const strangerTx = Transaction.from({ type: 2, chainId: 31_337n, nonce: (plan.transactions[1]!.payload as { nonce: number }).nonce, gasLimit: 21_000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n, to: ATTACKER, value: parseEther('1') });
+  strangerTx.signature = new Wallet(account.deriveChild(1).deriveChild(0).privateKey).signingKey.sign(strangerTx.unsignedHash);
+  const forgeries: [string, (t: SignedSweep['transactions']) => void, RegExp][] = [
+    ['forged-txid', (t) => { t[1]!.txid = t[0]!.txid; }, /tx-1's raw transaction hashes to 0x[0-9a-f]{64}, not the txid 0x[0-9a-f]{64} the file names/],
+    ['other-raw', (t) => { t[1]!.raw = strangerTx.serialized; t[1]!.txid = strangerTx.hash!; }, /tx-1: the signed transaction's gas limit is 21000, the plan's \d+: not this plan's transaction/],
+    ['swapped', (t) => { [t[0]!.raw, t[1]!.raw, t[0]!.txid, t[1]!.txid] = [t[1]!.raw, t[0]!.raw, t[1]!.txid, t[0]!.txid]; }, /tx-0: the signed transaction's/],
+    ['damaged', (t) => { t[1]!.raw = '00'; }, /tx-1: the signed raw is not 0x-prefixed hex bytes/],
+  ];
+  for (const [name, edit, message] of forgeries) {
+    const forged = structuredClone(signedFile0);
+    edit(forged.transactions);
+    const file = join(dir, `${name}.json`);
+    writeFileSync(file, JSON.stringify(forged), { mode: 0o600 });
+    const sends = rpc.stats.methods.eth_sendRawTransaction ?? 0;
+    const r = await runCli(['sweep', 'broadcast', '--signed', file, '--wait'], env, { cwd: dir });
+    assert.equal(r.code, 2, `${name}: ${r.stdout}${r.stderr}`);
+    assert.match(r.stderr, message, name);
+    assert.equal(r.stderr.trim().split('\n').length, 1, `${name}: one line`);
+    assert.equal(rpc.stats.methods.eth_sendRawTransaction ?? 0, sends, `${name}: nothing sent`);
+    assert.equal(await node.provider.getTransactionCount(FEE_PAYER), feePayerNonce, `${name}: the chain is unchanged`);
+  }
+  const none = json<{ planId: string; txs: unknown[] }[]>((await ok(['sweep', 'list', '--chain', 'ethereum', '--json'])).stdout).find((p) => p.planId === plan.id);
+  assert.equal(none?.txs.length ?? 0, 0, 'nothing recorded for the refused files');
 
   const feePayerBefore = await eth(FEE_PAYER);
   const sent = json<{ done: boolean; transactions: { id: string; status: string }[] }>((await ok(['sweep', 'broadcast', '--signed', signedFile, '--wait', '--json'])).stdout);
