@@ -26,6 +26,7 @@ try {
     const source = createTonSource({
       api: createToncenterV3(createHttpClient({ baseUrl: node.url, timeoutMs: 60_000, log: createLogger('silent') })),
       jettonMasters: [node.usdt.master.toString()],
+      testnet: false,
     });
     const watch = { addresses: new Set(Array.from({ length: open }, () => new Address(0, randomBytes(32)).toString({ bounceable: false }))), paymentContract: null };
     let cursor = BigInt(node.seqno());

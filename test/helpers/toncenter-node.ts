@@ -22,7 +22,8 @@ import { JETTON_MINTER_CODE_BOC, JETTON_WALLET_CODE_BOC } from './ton-jetton-cod
 // /api/v3/addressInformation (use_v2=false), /api/v3/jetton/wallets (by address, balances from the
 // wallets' own get_wallet_data), POST /api/v3/message (an external message, executed at once; one
 // the wallet does not accept is refused with HTTP 500 and the emulator's error, as toncenter
-// relays the liteserver's) and /api/v3/transactionsByMessage (by the message cell's real hash).
+// relays the liteserver's) and /api/v3/transactionsByMessage (by the message cell's real hash or,
+// for an external message, its TEP-467 normalised hash).
 
 export const OP_TRANSFER = 0x0f8a7ea5;
 const OP_MINT = 21;
@@ -66,6 +67,8 @@ export interface TonNode {
    * TON; the excess TON goes to `responseTo` (default the buyer).
    */
   sendJetton(jetton: Jetton, to: Address, amount: bigint, forwardTon: bigint, responseTo?: Address): Promise<BlockchainTransaction[]>;
+  /** Every transaction the chain executed so far, oldest first. */
+  history(): BlockchainTransaction[];
   /** Any message, executed and committed by a new masterchain block. */
   send(message: Message): Promise<BlockchainTransaction[]>;
   /** Rewrites answers from now on (null: stop). */
@@ -115,6 +118,19 @@ function messageV3(m: Message): Record<string, unknown> {
 
 /** A message's real hash (its cell's), hex: what toncenter's msg_hash and message_hash carry. */
 export const messageHash = (m: Message): Buffer => beginCell().store(storeMessage(m)).endCell().hash();
+
+/**
+ * An external-in message's normalised hash, written here from TEP-467 apart from the code under
+ * test (src addr_none, import_fee 0, no init, the body as a reference): toncenter's
+ * message_hash_norm, which /api/v3/transactionsByMessage also finds a transaction by.
+ */
+export function normalizedMessageHash(m: Message): Buffer | null {
+  if (m.info.type !== 'external-in') return null;
+  return beginCell()
+    .store(storeMessage({ info: { type: 'external-in', src: null, dest: m.info.dest, importFee: 0n }, init: null, body: m.body }, { forceRef: true }))
+    .endCell()
+    .hash();
+}
 
 const STATUS: Record<string, string> = { uninit: 'uninit', active: 'active', frozen: 'frozen', 'non-existing': 'nonexist' };
 
@@ -327,12 +343,13 @@ export async function startTonNode(options: TonNodeOptions = {}): Promise<TonNod
         const cell = Cell.fromBase64(String(body.boc));
         const m = loadMessage(cell.beginParse());
         await send(m);
-        return { message_hash: cell.hash().toString('base64'), message_hash_norm: cell.hash().toString('base64') };
+        return { message_hash: cell.hash().toString('base64'), message_hash_norm: normalizedMessageHash(m)!.toString('base64') };
       }
       case '/api/v3/transactionsByMessage': {
         const wanted = String(query.get('msg_hash'));
         const hash = /^[0-9a-fA-F]{64}$/.test(wanted) ? Buffer.from(wanted, 'hex') : Buffer.from(wanted, 'base64');
-        const found = blocks.flatMap((b) => b.transactions).filter(({ tx }) => tx.inMessage && messageHash(tx.inMessage).equals(hash));
+        // By the message's real hash or, for an external message, its normalised one (as toncenter does).
+        const found = blocks.flatMap((b) => b.transactions).filter(({ tx }) => tx.inMessage && (messageHash(tx.inMessage).equals(hash) || normalizedMessageHash(tx.inMessage)?.equals(hash)));
         const real = (m: Message, v3: Record<string, unknown>) => ({ ...v3, hash: messageHash(m).toString('base64') });
         return {
           transactions: found.map(({ tx, v3 }) => ({
@@ -406,6 +423,7 @@ export async function startTonNode(options: TonNodeOptions = {}): Promise<TonNod
       return send(internal({ from: attacker.address, to, value: toNano('0.05'), bounce: false, body }));
     },
     send,
+    history: () => blocks.flatMap((b) => b.transactions.map((t) => t.tx)),
     tamper(fn) {
       tamper = fn;
     },

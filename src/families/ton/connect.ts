@@ -22,5 +22,5 @@ export const connectTon: SourceFactory = async (network, config, log) => {
   if (expected !== undefined && head.global_id !== undefined && head.global_id !== expected) {
     throw new UsageError(`${new URL(network.rpcUrl).host} serves TON global id ${head.global_id}, not ton ${network.network} (${expected}): check ${endpoint(network)}`);
   }
-  return createTonSource({ api, jettonMasters: network.tokens.flatMap((t) => (t.address ? [t.address] : [])) });
+  return createTonSource({ api, jettonMasters: network.tokens.flatMap((t) => (t.address ? [t.address] : [])), testnet: network.testnet });
 };

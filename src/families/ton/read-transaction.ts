@@ -1,5 +1,6 @@
 import { Cell } from '@ton/core';
 import type { SeenTransfer } from '../source.ts';
+import { tonAddresses } from './address.ts';
 import { hex, raw } from './raw-address.ts';
 import type { JettonWalletOwner } from './jetton-wallets.ts';
 import { incomingOutcome } from './outcome.ts';
@@ -34,6 +35,8 @@ export interface Watched {
   owners: Map<string, string>;
   /** Jetton wallet (raw) -> its deposit and master. */
   wallets: Map<string, JettonWalletOwner>;
+  /** The network's kind, for the form of `from` (what validateAddress('ton', …, testnet) returns). */
+  testnet: boolean;
 }
 
 /** The jetton amount of an internal_transfer or transfer_notification body (op, query_id, amount). */
@@ -53,7 +56,9 @@ export function readTransaction(tx: TonTransaction, watched: Watched, at: { numb
   const msg = tx.in_msg;
   if (!msg?.source) return []; // external messages carry no value in
   const account = raw(tx.account);
-  const base = { txHash: hex(tx.hash), blockNumber: at.number, blockHash: at.hash, blockTime: at.time, from: msg.source };
+  // The sender in the canonical form (non-bounceable, url-safe), so the ledger can compare it with a plan's fee payer.
+  const from = tonAddresses.validate(msg.source, watched.testnet, {});
+  const base = { txHash: hex(tx.hash), blockNumber: at.number, blockHash: at.hash, blockTime: at.time, from };
   const outcome = incomingOutcome(tx);
   const failed = outcome.ok ? {} : { revertReason: outcome.reason };
 

@@ -8,7 +8,7 @@ import { createToncenterV3, TonApiError, type ToncenterV3 } from './toncenter-v3
 
 // toncenter API v3 as the sweep's server steps use it (ton-org/docs ecosystem/rpc/toncenter/v3.yaml):
 // /api/v3/addressInformation (balance, status and code of any account, deployed or not),
-// runGetMethod `seqno` on a deployed wallet, /api/v3/jetton/wallets (jetton balances by jetton
+// runGetMethod `seqno` and `get_public_key` on a deployed wallet, /api/v3/jetton/wallets (jetton balances by jetton
 // wallet address; the addresses themselves come from get_wallet_address on each master),
 // POST /api/v3/message (a signed external message, BOC base64), /api/v3/transactionsByMessage
 // (the transaction a message caused) and masterchainInfo. Every answer is checked at this
@@ -54,6 +54,8 @@ export interface AccountState {
 export interface TonSweepApi {
   account(address: string): Promise<AccountState>;
   seqno(address: string): Promise<number>;
+  /** A deployed wallet's ed25519 public key (get_public_key), hex. */
+  publicKey(address: string): Promise<string>;
   /** Balances of these jetton wallets (raw address -> balance, owner and master as the index holds them); a wallet not deployed is absent. */
   jettonBalances(wallets: string[]): Promise<Map<string, { balance: bigint; owner: string; master: string }>>;
   /** POST /api/v3/message; the node's refusal comes back as text. */
@@ -107,6 +109,19 @@ export function tonSweepApi(network: ResolvedNetwork, config: Config, log: Logge
       const value = res.stack[0]?.value;
       if (res.exitCode !== 0 || typeof value !== 'string') throw new TonApiError(`/api/v3/runGetMethod: seqno of ${address} failed (exit code ${res.exitCode})`);
       return Number(BigInt(value));
+    },
+    async publicKey(address) {
+      const res = await v3.runGetMethod(address, 'get_public_key', []);
+      const value = res.stack[0]?.value;
+      if (res.exitCode !== 0 || typeof value !== 'string') throw new TonApiError(`/api/v3/runGetMethod: get_public_key of ${address} failed (exit code ${res.exitCode})`);
+      let key: bigint;
+      try {
+        key = BigInt(value);
+      } catch {
+        throw new TonApiError(`malformed answer to /api/v3/runGetMethod: get_public_key of ${address} is ${value.slice(0, 80)}`);
+      }
+      if (key < 0n || key >= 1n << 256n) throw new TonApiError(`malformed answer to /api/v3/runGetMethod: get_public_key of ${address} is not 256 bits`);
+      return key.toString(16).padStart(64, '0');
     },
     async jettonBalances(wallets) {
       const out = new Map<string, { balance: bigint; owner: string; master: string }>();

@@ -1,4 +1,4 @@
-import { type Address, beginCell, Cell, loadMessage, loadMessageRelaxed, storeMessageRelaxed, toNano, type MessageRelaxed } from '@ton/core';
+import { type Address, beginCell, Cell, loadMessage, loadMessageRelaxed, storeMessage, storeMessageRelaxed, toNano, type Message, type MessageRelaxed } from '@ton/core';
 import { z } from 'zod';
 import { UsageError } from '../../domain/errors.ts';
 import { SUBWALLET_ID } from './wallet-v4.ts';
@@ -38,6 +38,14 @@ export const TonSweepPayloadSchema = z.strictObject({
   validUntil: z.number().int().positive().max(0xffff_ffff),
   /** Whether the external message carries the wallet's state_init (the wallet is not deployed yet). */
   deploy: z.boolean(),
+  /**
+   * The wallet's ed25519 public key (hex), read from the deployed wallet at plan time (get_public_key):
+   * a message to a deployed wallet carries no state_init, so the verifier takes the key from here and
+   * checks that it derives the wallet's address. Absent for a wallet not deployed (the state_init has it).
+   */
+  publicKey: z.string().regex(/^[0-9a-f]{64}$/, '64 hex digits').optional(),
+  /** The wallet's balance when its order runs as planned (nanoton: its balance at plan time plus the plan's top-ups): what a mode-128 message carries is this less the order's cost. */
+  balance: z.string().regex(/^\d+$/, 'nanoton, decimal'),
   /** The internal messages in order, each with its send mode; the message is a MessageRelaxed cell, BOC base64. */
   messages: z
     .array(
@@ -112,7 +120,19 @@ export function walletOrder(payload: TonSweepPayload): Cell {
   return b.endCell();
 }
 
-/** What the sender needs from a signed message: where it goes, its valid_until and seqno, its hash (the txid, hex). */
+/**
+ * The normalised hash of an external-in message (TEP-467; docs.ton.org "message lookup"): the
+ * message with src addr_none, import_fee 0, no state_init and the body as a reference. It is what
+ * toncenter returns as message_hash_norm and finds transactions by, whatever form a relay gave the
+ * message: the txid of a TON sweep transaction (docs/sweeps/ton.md#the-txid).
+ */
+export function normalizedHash(message: Message): Buffer {
+  if (message.info.type !== 'external-in') throw new Error(`not an external-in message (${message.info.type})`);
+  const normal: Message = { info: { type: 'external-in', src: null, dest: message.info.dest, importFee: 0n }, init: null, body: message.body };
+  return beginCell().store(storeMessage(normal, { forceRef: true })).endCell().hash();
+}
+
+/** What the sender needs from a signed message: where it goes, its valid_until and seqno, its normalised hash (the txid, hex). */
 export function readSignedExternal(raw: string): { wallet: Address; validUntil: number; seqno: number; hash: string } {
   const cell = Cell.fromBase64(raw);
   const m = loadMessage(cell.beginParse());
@@ -122,5 +142,5 @@ export function readSignedExternal(raw: string): { wallet: Address; validUntil: 
   if (body.loadUint(32) !== SUBWALLET_ID) throw new Error('not a wallet v4 order of the default subwallet');
   const validUntil = body.loadUint(32);
   const seqno = body.loadUint(32);
-  return { wallet: m.info.dest, validUntil, seqno, hash: cell.hash().toString('hex') };
+  return { wallet: m.info.dest, validUntil, seqno, hash: normalizedHash(m).toString('hex') };
 }

@@ -29,6 +29,8 @@ interface DepositWork {
   planned: PlannedDeposit;
   state: AccountState;
   seqno: number;
+  /** The deployed wallet's public key (hex); undefined for a wallet its order deploys (the state_init carries it). */
+  publicKey: string | undefined;
   jettons: { token: TokenRef & { address: string }; wallet: string; amount: bigint }[];
   topUp: bigint;
 }
@@ -103,7 +105,9 @@ export const tonSweepPlanner: FamilySweepPlanner = {
       // TON: what stays after the gas moves (at least; the jetton excess comes back to the destination too).
       if (sweepsTon > 0n) moves.push(hold(native.symbol, null, native.decimals, sweepsTon));
       const seqno = state.status === 'active' ? await api.seqno(candidate.address) : 0;
-      work.push({ candidate, state, seqno, jettons, topUp, planned: { ...candidate, holdings, moves, fee: (jettons.length > 0 ? gas : ORDER_FEE).toString(), leftBehind } });
+      const publicKey = state.status === 'active' ? await api.publicKey(candidate.address) : undefined;
+      // The fee is what the deposit's order can cost (its order and the TON attached to its jetton transfers), whoever funds it.
+      work.push({ candidate, state, seqno, publicKey, jettons, topUp, planned: { ...candidate, holdings, moves, fee: (jettons.length > 0 ? gas : ORDER_FEE).toString(), leftBehind } });
     }
     if (work.length === 0) return { deposits: [], skipped, transactions: [] };
 
@@ -119,14 +123,19 @@ export const tonSweepPlanner: FamilySweepPlanner = {
       const needed = needTopUp.reduce((s, w) => s + w.topUp, 0n) + ORDER_FEE * BigInt(orders);
       if (payer.balance < needed) throw new UsageError(`the fee payer ${short(feePayer)} holds ${payer.balance} nanoton; the top-ups need ${needed} (${needTopUp.length} deposit${needTopUp.length === 1 ? '' : 's'} and ${orders} order fee${orders === 1 ? '' : 's'}): fund it first`);
       let seqno = payer.status === 'active' ? await api.seqno(feePayer) : 0;
+      const publicKey = payer.status === 'active' ? await api.publicKey(feePayer) : undefined;
+      let payerBalance = payer.balance;
       for (let k = 0; k < orders; k++) {
         const batch = needTopUp.slice(k * MAX_MESSAGES, (k + 1) * MAX_MESSAGES);
         const id = `tx-${transactions.length}`;
         // Not bounceable: a deposit that was never deployed keeps the TON instead of bouncing it.
         const messages = batch.map((w) => ({ mode: MODE_PAY_FEES_SEPARATELY, message: encodeMessage(internal({ to: Address.parse(w.candidate.address), value: w.topUp, bounce: false })) }));
-        const payload: TonSweepPayload = { wallet: feePayer, seqno, validUntil, deploy: payer.status !== 'active', messages };
+        const payload: TonSweepPayload = { wallet: feePayer, seqno, validUntil, deploy: payer.status !== 'active', ...(publicKey ? { publicKey } : {}), balance: payerBalance.toString(), messages };
         transactions.push({ id, signers: [feePayer], deposits: [], after: k > 0 ? [`tx-${transactions.length - 1}`] : [], payload });
         for (const w of batch) topUpTx.set(w, id);
+        // The fee payer's order fee is stated on the first deposit it tops up (Σ deposits' fees = Σ orders' fees).
+        batch[0]!.planned.fee = (BigInt(batch[0]!.planned.fee) + ORDER_FEE).toString();
+        payerBalance -= batch.reduce((s, w) => s + w.topUp, 0n) + ORDER_FEE;
         seqno++;
       }
     }
@@ -146,7 +155,7 @@ export const tonSweepPlanner: FamilySweepPlanner = {
       if (messages.length >= MAX_MESSAGES) throw new UsageError(`deposit ${short(w.candidate.address)} holds ${messages.length} jettons; one wallet v4r2 order sends at most ${MAX_MESSAGES - 1} beside its TON`);
       // Everything left, to the destination; not bounceable, so a cold wallet that was never deployed receives it too.
       messages.push({ mode: MODE_CARRY_ALL, message: encodeMessage(internal({ to: dest, value: 0n, bounce: false })) });
-      const payload: TonSweepPayload = { wallet: w.candidate.address, seqno: w.seqno, validUntil, deploy: w.state.status !== 'active', messages };
+      const payload: TonSweepPayload = { wallet: w.candidate.address, seqno: w.seqno, validUntil, deploy: w.state.status !== 'active', ...(w.publicKey ? { publicKey: w.publicKey } : {}), balance: (w.state.balance + w.topUp).toString(), messages };
       const after = topUpTx.get(w);
       transactions.push({ id: `tx-${transactions.length}`, signers: [w.candidate.address], deposits: [w.candidate.address], after: after ? [after] : [], payload });
     }

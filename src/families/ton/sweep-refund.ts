@@ -13,7 +13,8 @@ import { CONCURRENCY, hold, PLAN_LIFETIME_S, raw, V4R2_CODE_HASH, validate } fro
 // TON to the buyer, not bounceable, or a TEP-74 transfer of the amount to the address's own jetton
 // wallet with the buyer as destination, no forward TON, and the excess gas back to the address.
 // With a fee payer, its order first tops the address up by the order's planned gas, so the address
-// pays nothing of its own; else the address pays its gas, and for a TON refund the fee comes out of
+// pays nothing of its own (the planned deposit's `fee` still states both orders' fees, as the
+// verifier reads them from the bytes); else the address pays its gas, and for a TON refund the fee comes out of
 // what stays when that covers it, else out of the refund.
 
 const NOT_REFUNDED = 'not refunded: it stays on the address for the next sweep';
@@ -81,9 +82,11 @@ export async function planTonRefund({ network, config, log, candidates, to: toIn
     if (balance > refund.amount) leftBehind.push({ holding: hold(refund.symbol, refund.token, refund.decimals, balance - refund.amount), reason: `not refunded: the rest of the ${refund.symbol} stays on the address` });
   }
   for (const j of jettons) if (refund.token === null || raw(j.master) !== raw(refund.token)) leftBehind.push({ holding: j.holding, reason: NOT_REFUNDED });
-  const fee = feePayer === null ? gas : 0n;
+  const ownFee = feePayer === null ? gas : 0n;
+  // The plan states every fee its orders can cost, whoever pays: the fee payer's top-up order too.
+  const fee = feePayer === null ? gas : gas + ORDER_FEE;
   // What the order's gas does not use (and the jetton transfer's excess) comes back and stays too.
-  const tonStays = state.balance - tonOut - fee;
+  const tonStays = state.balance - tonOut - ownFee;
   if (tonStays > 0n) leftBehind.push({ holding: hold(native.symbol, null, native.decimals, tonStays), reason: `${NOT_REFUNDED}, with what the order's gas does not use` });
 
   const transactions: UnsignedSweepTx[] = [];
@@ -93,10 +96,28 @@ export async function planTonRefund({ network, config, log, candidates, to: toIn
     if (payer.balance < gas + ORDER_FEE) throw new UsageError(`the fee payer ${short(feePayer)} holds ${payer.balance} nanoton; the refund's top-up needs ${gas + ORDER_FEE} (${gas} and its own order's fee ${ORDER_FEE}): fund it first`);
     // Not bounceable: an address never deployed keeps the TON instead of bouncing it.
     const topUp = { mode: MODE_PAY_FEES_SEPARATELY, message: encodeMessage(internal({ to: Address.parse(owner), value: gas, bounce: false })) };
-    const payload: TonSweepPayload = { wallet: feePayer, seqno: payer.status === 'active' ? await api.seqno(feePayer) : 0, validUntil, deploy: payer.status !== 'active', messages: [topUp] };
+    const payerActive = payer.status === 'active';
+    const payload: TonSweepPayload = {
+      wallet: feePayer,
+      seqno: payerActive ? await api.seqno(feePayer) : 0,
+      validUntil,
+      deploy: !payerActive,
+      ...(payerActive ? { publicKey: await api.publicKey(feePayer) } : {}),
+      balance: payer.balance.toString(),
+      messages: [topUp],
+    };
     transactions.push({ id: 'tx-0', signers: [feePayer], deposits: [], after: [], payload });
   }
-  const payload: TonSweepPayload = { wallet: owner, seqno: state.status === 'active' ? await api.seqno(owner) : 0, validUntil, deploy: state.status !== 'active', messages: [message] };
+  const active = state.status === 'active';
+  const payload: TonSweepPayload = {
+    wallet: owner,
+    seqno: active ? await api.seqno(owner) : 0,
+    validUntil,
+    deploy: !active,
+    ...(active ? { publicKey: await api.publicKey(owner) } : {}),
+    balance: (state.balance + (feePayer === null ? 0n : gas)).toString(),
+    messages: [message],
+  };
   transactions.push({ id: `tx-${transactions.length}`, signers: [owner], deposits: [owner], after: transactions.map((t) => t.id), payload });
   log.info({ chain: network.chain, symbol: refund.symbol, topUp: feePayer !== null }, 'ton refund planned');
   return { deposits: [{ ...candidate, holdings, moves, fee: fee.toString(), leftBehind }], skipped: [], transactions };

@@ -2,7 +2,7 @@ import { Address, beginCell, contractAddress, external, storeMessage } from '@to
 import type { FamilySweepSigner, PlannedDeposit, SignedSweepTx, SweepCandidate, SweepKey, SweepPlan } from '../sweep.ts';
 import { UsageError } from '../../domain/errors.ts';
 import { ed25519PublicKey, ed25519Sign } from '../ed25519-keys.ts';
-import { decodeMessage, MODE_CARRY_ALL, MODE_PAY_FEES_SEPARATELY, readJettonTransfer, short, TonSweepPayloadSchema, walletOrder, type TonSweepPayload } from './sweep-messages.ts';
+import { decodeMessage, MODE_CARRY_ALL, MODE_PAY_FEES_SEPARATELY, normalizedHash, readJettonTransfer, short, TonSweepPayloadSchema, walletOrder, type TonSweepPayload } from './sweep-messages.ts';
 import { checkRefund } from './sweep-refund-check.ts';
 import { findTonIndex, parseTonAddress, tonKeyAt, tonPath, walletStateInit } from './wallet-v4.ts';
 
@@ -137,10 +137,9 @@ function sign(plan: SweepPlan, keys: ReadonlyMap<string, SweepKey>): SignedSweep
     const order = walletOrder(payload);
     const signature = ed25519Sign(key.privateKey, order.hash());
     const body = beginCell().storeBuffer(Buffer.from(signature)).storeSlice(order.beginParse()).endCell();
-    const message = beginCell()
-      .store(storeMessage(external({ to: wallet, body, ...(payload.deploy ? { init } : {}) })))
-      .endCell();
-    return { id: tx.id, raw: message.toBoc().toString('base64'), txid: message.hash().toString('hex') };
+    const ext = external({ to: wallet, body, ...(payload.deploy ? { init } : {}) });
+    const message = beginCell().store(storeMessage(ext)).endCell();
+    return { id: tx.id, raw: message.toBoc().toString('base64'), txid: normalizedHash(ext).toString('hex') };
   });
 }
 

@@ -65,7 +65,7 @@ describe('TON reader (toncenter v3 over a real TVM)', () => {
 
     const addresses = [plain, bounced, dust, binary, encrypted, actionFails.address, computeFails.address, deployed.address, usdtDeposit, forged].map(deposit);
     const read = async (accountsPerScan: number) => {
-      const source = createTonSource({ api: apiOf(node), jettonMasters: [node.usdt.master.toString()], accountsPerScan });
+      const source = createTonSource({ api: apiOf(node), testnet: false, jettonMasters: [node.usdt.master.toString()], accountsPerScan });
       const range = await source.fetchRange(from, BigInt(node.seqno()), { addresses: new Set(addresses), paymentContract: null });
       assert.equal(range.through, undefined, 'the whole range was read');
       return range.transfers;
@@ -130,7 +130,7 @@ describe('TON reader (toncenter v3 over a real TVM)', () => {
     node.mine(20);
     const head = BigInt(node.seqno());
     const first = head - 24n; // the helper's first block (1000)
-    const source = createTonSource({ api: apiOf(node), jettonMasters: [] });
+    const source = createTonSource({ api: apiOf(node), testnet: false, jettonMasters: [] });
     const watch = { addresses: new Set<string>(), paymentContract: null };
     const blocksCalls = () => node.calls['/api/v3/blocks'] ?? 0;
 
@@ -169,7 +169,7 @@ describe('TON reader (toncenter v3 over a real TVM)', () => {
     const owner = fresh();
     await node.sendTon(owner, toNano('1'), false);
     const watch = { addresses: new Set([deposit(owner)]), paymentContract: null };
-    const source = createTonSource({ api: apiOf(node), jettonMasters: [node.usdt.master.toString()] });
+    const source = createTonSource({ api: apiOf(node), testnet: false, jettonMasters: [node.usdt.master.toString()] });
     const cases: [string, (answer: Record<string, unknown>) => unknown, RegExp][] = [
       ['/api/v3/transactions', (a) => ({ ...a, transactions: (a.transactions as Record<string, unknown>[]).map((tx) => ({ ...tx, account: 42 })) }), /^malformed answer to \/api\/v3\/transactions: transactions\.0\.account/],
       ['/api/v3/transactions', (a) => ({ ...a, transactions: (a.transactions as Record<string, unknown>[]).map((tx) => ({ ...tx, in_msg: { ...(tx.in_msg as object), source: 'not-an-address', value: '-5' } })) }), /^malformed answer to \/api\/v3\/transactions: transactions\.0\.in_msg/],
@@ -183,7 +183,7 @@ describe('TON reader (toncenter v3 over a real TVM)', () => {
     for (const [endpoint, corrupt, message] of cases) {
       node.tamper((path, _query, answer) => (path === endpoint ? corrupt(answer as Record<string, unknown>) : answer));
       // A fresh source each time: the jetton wallet is otherwise remembered.
-      const s = createTonSource({ api: apiOf(node), jettonMasters: [node.usdt.master.toString()] });
+      const s = createTonSource({ api: apiOf(node), testnet: false, jettonMasters: [node.usdt.master.toString()] });
       await assert.rejects(s.fetchRange(from, BigInt(node.seqno()), watch), (err: unknown) => {
         assert.ok(err instanceof TonApiError, `${endpoint}: ${String(err)}`);
         assert.match(err.message, message);
@@ -214,7 +214,7 @@ describe('TON reader (toncenter v3 over a real TVM)', () => {
         }
       },
     };
-    const source = createTonSource({ api: counted, jettonMasters: [node.usdt.master.toString()], getMethodConcurrency: 4 });
+    const source = createTonSource({ api: counted, testnet: false, jettonMasters: [node.usdt.master.toString()], getMethodConcurrency: 4 });
     const poll = async (addresses: string[]) => {
       node.mine(1);
       const at = BigInt(node.seqno());

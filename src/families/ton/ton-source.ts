@@ -27,6 +27,8 @@ export interface TonSourceOptions {
   api: ToncenterV3;
   /** Jetton masters of the registry's tokens, in the registry's form (what payments carry). */
   jettonMasters: string[];
+  /** Testnet or mainnet: the form in which transfers name their sender (`from`, as validateAddress returns it). */
+  testnet: boolean;
   /** Past this many watched accounts (deposits and their jetton wallets), read whole masterchain blocks instead. */
   accountsPerScan?: number;
   /** get_wallet_address calls in flight at once when new deposits arrive. */
@@ -85,7 +87,7 @@ export function createTonSource(options: TonSourceOptions): TonSource {
 
       const owners = new Map<string, string>(); // raw -> as the pool stores it
       for (const a of watch.addresses) owners.set(raw(a), a);
-      const watched: Watched = { owners, wallets: await jettonWallets.resolve(owners) };
+      const watched: Watched = { owners, wallets: await jettonWallets.resolve(owners), testnet: options.testnet };
       const at = new Map(blocks.map((b) => [b.number, b]));
       const transfers: SeenTransfer[] = [];
       // Each transaction is placed by its own mc_block_seqno; the time window only bounds the query.
