@@ -33,7 +33,7 @@ export interface PlannedDeposit extends SweepCandidate {
   holdings: Holding[];
   /** What moves to the destination, per symbol (atomic, decimal string). */
   moves: Holding[];
-  /** The fee this deposit pays itself, in the native coin (atomic); "0" when a fee payer pays. */
+  /** What its transactions can cost in fees, in the native coin (atomic), whoever pays (the deposit or the fee payer): the sum over the plan equals what the transactions' bytes allow (src/sweep/check-decoded.ts). */
   fee: string;
   /** What stays behind and why (dust, rent, a fee that would eat the amount); empty when nothing stays. */
   leftBehind: { holding: Holding; reason: string }[];
