@@ -97,5 +97,54 @@ for (const dialect of DIALECTS) {
         sim.mine();
       }
     });
+
+    test('a sweep and a refund of the same deposit broadcast at once: one wins, the other is refused before sending', async (t) => {
+      const sim = await startEsploraSim();
+      t.after(() => sim.close());
+      sim.mineEmpty(1);
+      const chains = { bitcoin: { testnet: { rpcUrl: sim.url, network: 'REGTEST', confirmations: 1, blockTimeMs: 1000 } } };
+      const gw = await startTestDaemon(t, dialect, { chains });
+      const dir = mkdtempSync(join(tmpdir(), 'chaingate-sweep-race-'));
+      const env = { CHAINGATE_DATABASE_URL: gw.common.config.database.url, CHAINGATE_MASTER_KEY: TEST_MASTER_KEY, CHAINGATE_CONFIG: writeConfigFile({ chains, log: { level: 'warn' } }), CHAINGATE_LOG_LEVEL: 'silent' };
+      const other = await openCommon({ env, skipMigrationCheck: true });
+      t.after(() => other.close());
+      const seedFile = join(dir, 'seed.txt');
+      writeFileSync(seedFile, `${PHRASE}\n`, { mode: 0o600 });
+      chmodSync(seedFile, 0o600);
+      const { ok } = cliIn(env, dir);
+      await ok(['wallets', 'seed', '--chain', 'bitcoin', '--testnet', '--xpub', TPUB84, '--count', '3']);
+      const em = gw.common.db.em();
+      const pool = (await em.find(WalletAddress, { chain: 'bitcoin', isTestnet: true }, { orderBy: { derivationIndex: 'asc' } })).map((w) => w.address);
+      const invoice = paidInvoice(em, gw.merchant.id, 'INV-RACE-0002');
+      await em.flush();
+      const cold = regtestAddress(0x77);
+      const winners: string[] = [];
+      for (let round = 0; round < 3; round++) {
+        const deposit = pool[round]!;
+        const buyer = regtestAddress(0x90 + round);
+        const payment = await leasedPayment(em, invoice, gw.merchant.id, { referenceId: `PAY-SRACE-${round}`, status: 'COMPLETED', address: deposit, amount: '0.0005', receivedAmount: '0.0005', requiredConfirmations: 1 });
+        sim.mine([[{ address: deposit, sats: 50_000n }]]);
+        const sweepPlan = join(dir, `s${round}.json`);
+        await ok(['sweep', 'plan', '--chain', 'bitcoin', '--testnet', '--to', cold, '--out', sweepPlan]);
+        // The refund is planned as if the sweep's reservation had lapsed: both plans now exist.
+        const refundPlan = join(dir, `r${round}.json`);
+        await planRefund(gw.common, { payment: payment.id, to: buyer, amount: '0.0005', feePayer: null, out: refundPlan }, new Date(Date.now() + DAY + 60_000));
+        const sign = async (plan: string, to: string) => {
+          await signSweep({ plan, out: `${plan}.signed.json`, seedFile, expectTo: to, yes: true, maxFee: '0.0001' }, { say: () => {}, confirm: null });
+          return `${plan}.signed.json`;
+        };
+        const [s, r] = [await sign(sweepPlan, cold), await sign(refundPlan, buyer)];
+        const postedBefore = sim.posted.length;
+        const results = await Promise.allSettled([broadcastSweep(gw.common, { kind: 'sweep', signed: s, wait: false }), broadcastSweep(other, { kind: 'refund', signed: r, wait: false })]);
+        const sent = results.filter((x) => x.status === 'fulfilled');
+        const refused = results.filter((x): x is PromiseRejectedResult => x.status === 'rejected');
+        assert.equal(sent.length, 1, `round ${round}: one of the two goes through (${refused.map((x) => String(x.reason)).join('; ')})`);
+        assert.match(String(refused[0]!.reason), new RegExp(`refused, nothing sent: the deposit ${deposit} is in a transaction of (sweep|refund) plan [0-9a-f]{16}… still on its way`));
+        assert.equal(sim.posted.length - postedBefore, 1, `round ${round}: one transaction reaches the node`);
+        winners.push(results[0]!.status === 'fulfilled' ? 'sweep' : 'refund');
+        sim.mine();
+      }
+      assert.equal(winners.length, 3);
+    });
   });
 }
