@@ -111,8 +111,8 @@ for (const dialect of DIALECTS) {
       const seedFile = join(dir, 'seed.txt');
       writeFileSync(seedFile, `${PHRASE}\n`, { mode: 0o600 });
       chmodSync(seedFile, 0o600);
-      const { ok } = cliIn(env, dir);
-      await ok(['wallets', 'seed', '--chain', 'bitcoin', '--testnet', '--xpub', TPUB84, '--count', '3']);
+      const { ok, refused: refusedCli } = cliIn(env, dir);
+      await ok(['wallets', 'seed', '--chain', 'bitcoin', '--testnet', '--xpub', TPUB84, '--count', '4']);
       const em = gw.common.db.em();
       const pool = (await em.find(WalletAddress, { chain: 'bitcoin', isTestnet: true }, { orderBy: { derivationIndex: 'asc' } })).map((w) => w.address);
       const invoice = paidInvoice(em, gw.merchant.id, 'INV-RACE-0002');
@@ -145,6 +145,23 @@ for (const dialect of DIALECTS) {
         sim.mine();
       }
       assert.equal(winners.length, 3);
+
+      // A refund plan cancelled before its broadcast: its reservation ends, its signed file is refused.
+      const payment = await leasedPayment(em, invoice, gw.merchant.id, { referenceId: 'PAY-SRACE-cancel', status: 'COMPLETED', address: pool[3]!, amount: '0.0005', receivedAmount: '0.0005', requiredConfirmations: 1 });
+      sim.mine([[{ address: pool[3]!, sats: 50_000n }]]);
+      const planFile = join(dir, 'cancel.json');
+      const planned = JSON.parse((await ok(['refund', 'plan', '--payment', payment.id, '--to', cold, '--amount', '0.0002', '--out', planFile, '--json'])).stdout) as { refundId: string; plan: { id: string } };
+      await refusedCli(['refund', 'plan', '--payment', payment.id, '--to', cold, '--amount', '0.0004', '--out', join(dir, 'x.json')], /refunds already cover 0\.0002\d+ BTC; at most 0\.0002\d+ BTC can be refunded/);
+      await signSweep({ plan: planFile, out: `${planFile}.signed.json`, seedFile, expectTo: cold, yes: true, maxFee: '0.0001' }, { say: () => {}, confirm: null });
+      await refusedCli(['sweep', 'cancel', planned.plan.id.slice(0, 12)], /is a refund plan: cancel it with `chaingate refund cancel`/);
+      assert.match((await ok(['refund', 'cancel', planned.refundId])).stdout, /cancelled refund plan [0-9a-f]{16}…/);
+      await refusedCli(['refund', 'cancel', planned.refundId], /was already cancelled/);
+      await refusedCli(['refund', 'broadcast', '--signed', `${planFile}.signed.json`], /refused, nothing sent: plan [0-9a-f]{16}… was cancelled on/);
+      const listed = JSON.parse((await ok(['refund', 'list', '--payment', payment.id, '--json'])).stdout) as { state: string }[];
+      assert.deepEqual(listed.map((x) => x.state), ['CANCELLED']);
+      // The amount is free again.
+      await ok(['refund', 'plan', '--payment', payment.id, '--to', cold, '--amount', '0.0004', '--out', join(dir, 'again.json')]);
+      await refusedCli(['refund', 'cancel', 'nonesuch'], /no refund plan "nonesuch"/);
     });
   });
 }
