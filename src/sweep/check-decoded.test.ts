@@ -105,3 +105,24 @@ test('a refund plan moves only the refunded coin', () => {
   const refund = plan({ kind: 'refund', refund: { paymentId: 'p1', symbol: 'USDT', token: addr(0x7), decimals: 6, amount: '1' } });
   assert.throws(() => checkDecoded(refund, [tx()], { maxFee: null }), /a refund of USDT moves another coin/);
 });
+
+test('sweep sign: --yes needs --expect-to, and --expect-to takes a file of cold addresses', async () => {
+  const { mkdtempSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { signSweep } = await import('./sign-sweep.ts');
+  const { writePlanFile } = await import('./plan-file.ts');
+  const dir = mkdtempSync(join(tmpdir(), 'chaingate-expect-'));
+  const file = join(dir, 'plan.json');
+  writePlanFile(file, plan());
+  const io = { say: () => {}, confirm: null };
+  await assert.rejects(signSweep({ plan: file, out: join(dir, 's.json'), yes: true }, io), /--yes signs without asking, so it needs --expect-to <address or file>/);
+  const list = join(dir, 'cold.txt');
+  writeFileSync(list, `# cold wallets\nbc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq\n${addr(0xc01e)}  # the old one\n`);
+  await assert.rejects(signSweep({ plan: file, out: join(dir, 's.json'), expectTo: list, yes: true }, io), new RegExp(`the plan sends to ${COLD}, which --expect-to ${list} does not name: refused, nothing signed`));
+  writeFileSync(list, `bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq\n${COLD.toLowerCase()}\n`);
+  // Past the destination check, the hand-made payload is what stops it: the verifier cannot read it.
+  await assert.rejects(signSweep({ plan: file, out: join(dir, 's.json'), expectTo: list, yes: true }, io), /tx-0: /);
+  writeFileSync(list, '# nothing\n');
+  await assert.rejects(signSweep({ plan: file, out: join(dir, 's.json'), expectTo: list, yes: true }, io), /the file lists no address/);
+});

@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { classify } from '../../src/indexer/ledger.ts';
+import { applyRange, classify } from '../../src/indexer/ledger.ts';
+import { IndexerCursor } from '../../src/store/entities/indexer-cursor.entity.ts';
 import { WalletAddress } from '../../src/store/entities/wallet-address.entity.ts';
 import { cancelPlan, depositConflicts, reservedDeposits } from '../../src/store/plan-reservations.ts';
 import { poolReader } from '../../src/store/raw-sql.ts';
@@ -99,6 +100,26 @@ for (const dialect of DIALECTS) {
       const seen = { txHash: 'ff'.repeat(32), logIndex: 1, blockNumber: 10n, blockHash: '00', blockTime: Math.floor(Date.now() / 1000), from: null, to: d0, token: null, amount: 5_000n, kind: 'native' as const, reverted: false };
       assert.equal(classify(seen, payment).status, 'EXTRA', 'without the own check, a change output to a completed deposit reads as extra funds');
       assert.deepEqual(classify(seen, payment, 'sent by this deployment'), { status: 'OWN', note: 'sent by this deployment', lateReason: null });
+
+      // Through the ledger: a refund's change and a fee payer's top-up are OWN; a stranger's coins are the buyer's late funds.
+      em.create(IndexerCursor, { chain: 'bitcoin', network: 'REGTEST', blockNumber: '9', blockHash: '09'.repeat(32), leaseOwner: 'me', leaseUntil: new Date(Date.now() + 60_000), lastError: null, lastErrorAt: null });
+      await em.flush();
+      const block = { number: 10n, hash: '0a'.repeat(32), parentHash: '09'.repeat(32), timestamp: Math.floor(Date.now() / 1000) };
+      const arrive = (txHash: string, from: string | null, amount: bigint) => ({ ...seen, txHash, from, amount, blockHash: block.hash });
+      await applyRange(db, { chain: 'bitcoin', network: 'REGTEST', isTestnet: true }, {
+        from: 10n,
+        to: 10n,
+        blocks: [block],
+        transfers: [arrive('ff'.repeat(32), null, 5_000n), arrive('12'.repeat(32), regtestAddress(0x71), 7_000n), arrive('13'.repeat(32), regtestAddress(0x72), 9_000n)],
+        windowSize: 10,
+        leaseOwner: 'me',
+        finalized: null,
+      });
+      const recorded = await r.all<{ tx_hash: string; status: string; note: string | null }>('select tx_hash, status, note from observed_transfer where payment_id = ? order by tx_hash', [p0.id]);
+      assert.deepEqual(recorded.map((x) => [x.tx_hash.slice(0, 2), x.status]), [['12', 'OWN'], ['13', 'EXTRA'], ['ff', 'OWN']]);
+      const late = await r.all<{ payload: string }>("select payload from webhook_event where payment_id = ? and type = 'payment.late_funds'", [p0.id]);
+      assert.equal(late.length, 1, 'only the stranger\'s coins are announced as late funds');
+      assert.match(late[0]!.payload, /"amount":"0\.00009"/);
     });
   });
 }
