@@ -12,18 +12,26 @@ import { listenLocal } from './local-server.ts';
 // so addresses are 41-prefixed hex and a missing account is `{}`), over an in-memory ledger that
 // applies java-tron's rules a sweep depends on: a transaction's signature must recover its owner;
 // its expiration must be after the head block's time and at most 24 h beyond it; its reference
-// block must be one of ours; an owner account must exist; bandwidth is the signed size plus 64,
-// taken from the free 600 points a day or burned at getTransactionFee a byte; creating an account
-// burns 1 TRX plus 0.1 TRX; a TRC-20 transfer uses the energy delegated to its caller and burns the
-// rest at getEnergyFee, up to its fee_limit. USDT's energy is mainnet's measured figure: 64,285 to
-// an address that holds USDT, 130,285 to one that does not (TronScan; docs.catfee.io
-// "usdt-transfer-energy-on-tron"). Each accepted transaction is mined in its own block.
+// block must be one of ours; an owner account must exist. Fees as java-tron charges them (the
+// same rules src/families/tron/sweep-fee.ts prices with, written here a second time from the java
+// sources): bandwidth is the signed size plus 64 (Constant.MAX_RESULT_SIZE_IN_TX), charged by
+// chainbase BandwidthProcessor.consume: a transaction that creates an account
+// (contractCreateNewAccount: an AccountCreateContract, a TransferContract to a new address) takes
+// staked bandwidth at getCreateNewAccountBandwidthRate (consumeBandwidthForCreateNewAccount) or
+// burns getCreateAccountFee, 0.1 TRX (consumeFeeForCreateNewAccount), never the free points; any
+// other takes staked bandwidth (useAccountNet), else the free 600 points a day (useFreeNet), else
+// burns its bytes at getTransactionFee (useTransactionFee). The contract that creates the account
+// burns getCreateNewAccountFeeInSystemContract, 1 TRX (CreateAccountActuator.calcFee;
+// TransferActuator when `toAccount == null`). A TRC-20 transfer uses the energy delegated to its
+// caller and burns the rest at getEnergyFee, up to its fee_limit. USDT's energy is mainnet's
+// measured figure: 64,285 to an address that holds USDT, 130,285 to one that does not (TronScan;
+// docs.catfee.io "usdt-transfer-energy-on-tron"). Each accepted transaction is mined in its own block.
 
 export const USDT_ENERGY_HOLDER = 64_285n;
 export const USDT_ENERGY_NEW = 130_285n;
 
 /** Mainnet's chain parameters (GET /wallet/getchainparameters), the ones a sweep prices with. */
-export const PARAMS = { getEnergyFee: 100, getTransactionFee: 1000, getFreeNetLimit: 600, getCreateAccountFee: 100_000, getCreateNewAccountFeeInSystemContract: 1_000_000 };
+export const PARAMS = { getEnergyFee: 100, getTransactionFee: 1000, getFreeNetLimit: 600, getCreateAccountFee: 100_000, getCreateNewAccountFeeInSystemContract: 1_000_000, getCreateNewAccountBandwidthRate: 1 };
 /** Mainnet's energy totals (getaccountresource, 2025): energy per staked TRX = limit / weight. */
 const TOTAL_ENERGY_LIMIT = 180_000_000_000n;
 const TOTAL_ENERGY_WEIGHT = 19_000_000_000n;
@@ -31,6 +39,9 @@ const TOTAL_ENERGY_WEIGHT = 19_000_000_000n;
 interface Account {
   balance: bigint;
   freeNetUsed: bigint;
+  /** Bandwidth from its own stake (getaccountresource NetLimit), and what it used of it. */
+  netLimit: bigint;
+  netUsed: bigint;
   /** Energy lent to it, as staked sun. */
   delegatedIn: bigint;
   /** What it may still lend (getcandelegatedmaxsize type 1). */
@@ -51,6 +62,8 @@ export interface TronSweepSim {
   /** 41-hex of a T-address. */
   fund(address: string, sun: bigint): void;
   stake(address: string, lendableSun: bigint): void;
+  /** Bandwidth points from the account's own stake (NetLimit). */
+  stakeBandwidth(address: string, points: bigint): void;
   mintToken(token: string, address: string, amount: bigint): void;
   trx(address: string): bigint | null;
   token(token: string, address: string): bigint;
@@ -85,7 +98,7 @@ export async function startTronSweepSim(options: { tokens: string[] }): Promise<
   mine();
   const acct = (a: string) => accounts.get(a);
   const create = (a: string) => {
-    const x = { balance: 0n, freeNetUsed: 0n, delegatedIn: 0n, lendable: 0n };
+    const x = { balance: 0n, freeNetUsed: 0n, netLimit: 0n, netUsed: 0n, delegatedIn: 0n, lendable: 0n };
     accounts.set(a, x);
     return x;
   };
@@ -101,13 +114,31 @@ export async function startTronSweepSim(options: { tokens: string[] }): Promise<
     const c = raw.contract;
     const owner = acct(c.owner);
     if (!owner) return { ok: false, code: 'CONTRACT_VALIDATE_ERROR', message: `Validate ${c.type} error, no OwnerAccount.` };
-    // Bandwidth first: free points, else burned (a transaction that creates an account pays 0.1 TRX instead).
+    // Bandwidth first (BandwidthProcessor.consume runs before the contract executes).
     let fee = 0n;
     const createsAccount = (c.type === 'TransferContract' && !acct(c.to)) || c.type === 'AccountCreateContract';
-    if (createsAccount) fee += BigInt(PARAMS.getCreateAccountFee) + BigInt(PARAMS.getCreateNewAccountFeeInSystemContract);
-    else if (owner.freeNetUsed + bytes <= BigInt(PARAMS.getFreeNetLimit)) owner.freeNetUsed += bytes;
-    else fee += bytes * BigInt(PARAMS.getTransactionFee);
-    const receipt: Record<string, unknown> = createsAccount ? {} : { net_usage: Number(bytes) };
+    let receipt: Record<string, unknown>;
+    if (createsAccount) {
+      const cost = bytes * BigInt(PARAMS.getCreateNewAccountBandwidthRate);
+      if (owner.netUsed + cost <= owner.netLimit) {
+        owner.netUsed += cost;
+        receipt = { net_usage: Number(cost) };
+      } else {
+        fee += BigInt(PARAMS.getCreateAccountFee);
+        receipt = { net_fee: PARAMS.getCreateAccountFee };
+      }
+      // The actuator's own fee for the new account.
+      fee += BigInt(PARAMS.getCreateNewAccountFeeInSystemContract);
+    } else if (owner.netUsed + bytes <= owner.netLimit) {
+      owner.netUsed += bytes;
+      receipt = { net_usage: Number(bytes) };
+    } else if (owner.freeNetUsed + bytes <= BigInt(PARAMS.getFreeNetLimit)) {
+      owner.freeNetUsed += bytes;
+      receipt = { net_usage: Number(bytes) };
+    } else {
+      fee += bytes * BigInt(PARAMS.getTransactionFee);
+      receipt = { net_fee: Number(bytes * BigInt(PARAMS.getTransactionFee)) };
+    }
     const fail = (message: string) => ({ ok: false as const, code: 'CONTRACT_VALIDATE_ERROR', message });
     switch (c.type) {
       case 'TransferContract': {
@@ -170,7 +201,7 @@ export async function startTronSweepSim(options: { tokens: string[] }): Promise<
       }
     }
     const block = mine();
-    infos.set(txid, { id: txid, fee, blockNumber: block.number, receipt: fee > 0n && !createsAccount ? { net_fee: Number(fee) } : receipt });
+    infos.set(txid, { id: txid, fee, blockNumber: block.number, receipt });
     return { ok: true };
   }
 
@@ -186,7 +217,7 @@ export async function startTronSweepSim(options: { tokens: string[] }): Promise<
       const a = acct(String(b.address));
       if (!a) return {};
       const energy = energyOf(a.delegatedIn);
-      return { freeNetLimit: PARAMS.getFreeNetLimit, ...(a.freeNetUsed ? { freeNetUsed: Number(a.freeNetUsed) } : {}), ...(energy ? { EnergyLimit: Number(energy) } : {}), TotalNetLimit: 43_200_000_000, TotalNetWeight: 26_000_000_000, TotalEnergyLimit: Number(TOTAL_ENERGY_LIMIT), TotalEnergyWeight: Number(TOTAL_ENERGY_WEIGHT) };
+      return { freeNetLimit: PARAMS.getFreeNetLimit, ...(a.freeNetUsed ? { freeNetUsed: Number(a.freeNetUsed) } : {}), ...(a.netLimit ? { NetLimit: Number(a.netLimit) } : {}), ...(a.netUsed ? { NetUsed: Number(a.netUsed) } : {}), ...(energy ? { EnergyLimit: Number(energy) } : {}), TotalNetLimit: 43_200_000_000, TotalNetWeight: 26_000_000_000, TotalEnergyLimit: Number(TOTAL_ENERGY_LIMIT), TotalEnergyWeight: Number(TOTAL_ENERGY_WEIGHT) };
     },
     '/wallet/getcandelegatedmaxsize': (b) => {
       const a = acct(String(b.owner_address));
@@ -262,6 +293,9 @@ export async function startTronSweepSim(options: { tokens: string[] }): Promise<
     },
     stake: (a, sun) => {
       (acct(h41(a)) ?? create(h41(a))).lendable += sun;
+    },
+    stakeBandwidth: (a, points) => {
+      (acct(h41(a)) ?? create(h41(a))).netLimit += points;
     },
     mintToken: (token, a, amount) => {
       const ledger = balances.get(h41(token))!;

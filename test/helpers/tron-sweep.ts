@@ -100,3 +100,20 @@ export function assertSignedByOwners(plan: SweepPlan, signed: SignedSweepTx[]): 
     assert.equal(decodeRaw(raw).contract.owner.slice(2), signer.slice(2).toLowerCase());
   }
 }
+
+/**
+ * The plan priced every transaction as the node charged it (issue 45): each burned exactly its
+ * planned fee, but for a token transfer's energy, of which the plan states the fee limit (the most
+ * it can burn) and the node burns what the call used.
+ */
+export function assertBurnedAsPlanned(plan: SweepPlan, signed: SignedSweepTx[], sim: TronSweepSim): void {
+  for (const tx of plan.transactions) {
+    const payload = tx.payload as TronSweepPayload;
+    const info = sim.info(signed.find((s) => s.id === tx.id)!.txid);
+    assert.ok(info, `${tx.id} was mined`);
+    const feeLimit = decodeRaw(Buffer.from(payload.rawData, 'hex')).feeLimit;
+    const energyBurned = BigInt(Number(info.receipt.energy_fee ?? 0));
+    assert.ok(energyBurned <= feeLimit, `${tx.id}: energy within its fee limit`);
+    assert.equal(info.fee, BigInt(payload.fee) - feeLimit + energyBurned, `${tx.id} (${payload.kind}, bandwidth ${payload.bandwidthFrom}${payload.createsAccount ? ', creates an account' : ''}): the node burned what the plan priced`);
+  }
+}

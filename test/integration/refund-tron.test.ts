@@ -85,9 +85,12 @@ describe('tron refunds: plan, sign offline, broadcast on a java-tron-shaped node
     // USDT from a deposit that never held TRX: the fee payer creates its account, lends energy, takes it back.
     const usdt = await plan(w, d1, USDT_OF(5_000_000n), { feePayer: FEE_PAYER });
     assert.deepEqual(kinds(usdt), ['activate', 'delegate<tx-0', 'token<tx-1', 'undelegate<tx-2']);
-    assert.deepEqual([usdt.deposits[0]!.moves.map((m) => `${m.amount} ${m.symbol}`), usdt.deposits[0]!.fee], [['5000000 USDT'], '0']);
+    // Its fee: the fee payer's 1.1 TRX for the new account (its delegate and undelegate within its free points) and the transfer's fee limit, which lent energy leaves unburned.
+    const feeLimit = ((USDT_ENERGY_NEW * 120n + 99n) / 100n) * 100n;
+    assert.deepEqual([usdt.deposits[0]!.moves.map((m) => `${m.amount} ${m.symbol}`), usdt.deposits[0]!.fee], [['5000000 USDT'], (1_100_000n + feeLimit).toString()]);
     assert.deepEqual(left(usdt), ['20000000 USDT: not refunded: stays on the address']);
-    await refund(w, usdt);
+    const fees = await refund(w, usdt);
+    assert.deepEqual([...fees.values()], [1_100_000n, 0n, 0n, 0n], 'the node burned 1.1 TRX for the account and nothing for energy or bandwidth');
     assert.equal(sim.token(USDT, BUYER), 5_000_000n);
     assert.equal(sim.token(USDT, d1.address), 20_000_000n);
     assert.equal(sim.trx(d1.address), 0n, 'the deposit burned nothing');
@@ -115,8 +118,8 @@ describe('tron refunds: plan, sign offline, broadcast on a java-tron-shaped node
     // With a fee payer, it creates the buyer's account first and the buyer receives the whole refund.
     const paid = await plan(w, d3, TRX(5_000_000n), { to: OTHER_NEW_BUYER, feePayer: FEE_PAYER });
     assert.deepEqual(kinds(paid), ['activate', 'trx<tx-0']);
-    assert.deepEqual([paid.deposits[0]!.moves[0]!.amount, paid.deposits[0]!.fee], ['5000000', '0']);
-    await refund(w, paid);
+    assert.deepEqual([paid.deposits[0]!.moves[0]!.amount, paid.deposits[0]!.fee], ['5000000', '1100000']);
+    assert.deepEqual([...(await refund(w, paid)).values()], [1_100_000n, 0n], 'the fee payer burned the creation, the address nothing (free points)');
     assert.equal(sim.trx(OTHER_NEW_BUYER), 5_000_000n);
     assert.equal(sim.trx(d3.address), 0n);
 

@@ -11,7 +11,7 @@ import { tronSweepSender, tronSweepStale } from '../../src/families/tron/sweep-s
 import { tronSweepSigner } from '../../src/families/tron/sweep-sign.ts';
 import { createLogger } from '../../src/logger.ts';
 import { startTronSweepSim, USDT_ENERGY_HOLDER, USDT_ENERGY_NEW } from '../helpers/java-tron-sweep-sim.ts';
-import { assertSignedByOwners, broadcastInOrder, candidates, FEE_PAYER, keysFor, pool, signOffline, USDT, world } from '../helpers/tron-sweep.ts';
+import { assertBurnedAsPlanned, assertSignedByOwners, broadcastInOrder, candidates, FEE_PAYER, keysFor, pool, signOffline, USDT, world } from '../helpers/tron-sweep.ts';
 
 // The Tron sweep through the family's modules against a java-tron-shaped HTTP API
 // (test/helpers/java-tron-sweep-sim.ts: signatures recovered, expiration and TaPoS checked,
@@ -56,11 +56,19 @@ test('tron sweep with delegated energy: TRX and USDT from deposits that never he
   assert.deepEqual(plan.skipped, [{ address: d4, reason: 'holds nothing' }]);
   // Deposit 3's two transactions pass its 600 free bandwidth points: its TRX transfer burns its bytes at 1,000 sun.
   const d3Burn = BigInt((plan.transactions.at(-1)!.payload as TronSweepPayload).bandwidth) * 1000n;
+  // A deposit's fee is every fee of its transactions, whoever pays: the token transfer's fee limit
+  // (the most its energy can burn; lent energy leaves it unburned), the fee payer's 1.1 TRX for a
+  // new account (1 TRX CreateNewAccountFeeInSystemContract + 0.1 TRX getCreateAccountFee: free
+  // points never pay for a creation), and the fee payer's delegate and undelegate: free within its
+  // 600 points for the first deposit (279 + 281 bytes), burned at 1,000 sun a byte after.
+  const feeLimit = ((USDT_ENERGY_NEW * 120n + 99n) / 100n) * 100n;
+  const [delegateBytes, undelegateBytes] = ['delegate', 'undelegate'].map((k) => BigInt((plan.transactions.find((tx) => (tx.payload as TronSweepPayload).kind === k)!.payload as TronSweepPayload).bandwidth));
+  const lendBurn = (delegateBytes! + undelegateBytes!) * 1000n;
   assert.deepEqual(plan.deposits.map((d) => [d.derivationIndex, d.moves.map((m) => `${m.amount} ${m.symbol}`), d.fee]), [
     [0, ['12345678 TRX'], '0'],
-    [1, ['25000000 USDT'], '0'],
-    [2, ['7500000 USDT'], '0'],
-    [3, ['1000000 USDT', `${2_000_000n - d3Burn} TRX`], d3Burn.toString()],
+    [1, ['25000000 USDT'], (feeLimit + 1_100_000n).toString()],
+    [2, ['7500000 USDT'], (feeLimit + 1_100_000n + lendBurn).toString()],
+    [3, ['1000000 USDT', `${2_000_000n - d3Burn} TRX`], (feeLimit + lendBurn + d3Burn).toString()],
   ]);
   const kinds = plan.transactions.map((tx) => `${(tx.payload as TronSweepPayload).kind}${tx.after.length ? `<${tx.after.join('+')}` : ''}`);
   assert.deepEqual(kinds, [
@@ -97,6 +105,11 @@ test('tron sweep with delegated energy: TRX and USDT from deposits that never he
   assert.equal(payerSpent, 2n * 1_100_000n + [...fees.entries()].filter(([id]) => /delegate|undelegate/.test(kinds[Number(id.slice(3))]!)).reduce((s, [, f]) => s + f, 0n));
   const depositFees = [...fees.entries()].filter(([id]) => /^(trx|token)/.test(kinds[Number(id.slice(3))]!)).reduce((s, [, f]) => s + f, 0n);
   assert.equal(depositFees, d3Burn, 'the deposits burned nothing but deposit 3\'s second transaction\'s bandwidth: lent energy, free points');
+  assertBurnedAsPlanned(plan, signed, sim);
+  // Issue 45: the first undelegate is within the fee payer's free points, and burns nothing, as planned.
+  const undelegate = plan.transactions.find((tx) => (tx.payload as TronSweepPayload).kind === 'undelegate')!;
+  assert.equal((undelegate.payload as TronSweepPayload).fee, '0');
+  assert.equal(fees.get(undelegate.id), 0n);
   const bandwidth = plan.transactions.map((tx) => `${(tx.payload as TronSweepPayload).kind} ${(tx.payload as TronSweepPayload).bandwidth}`);
   t.diagnostic(`fee payer spent ${payerSpent} sun (2 accounts created at 1.1 TRX, its own bandwidth burned past 600 free points); bandwidth per transaction: ${bandwidth.join(', ')}`);
 
@@ -119,8 +132,12 @@ test('tron sweep by TRX top-up when the fee payer has no stake: the energy burns
   assert.deepEqual(plan.transactions.map((tx) => (tx.payload as TronSweepPayload).kind), ['top-up', 'token', 'top-up', 'token']);
   const energies = plan.transactions.filter((tx) => (tx.payload as TronSweepPayload).kind === 'token').map((tx) => BigInt((tx.payload as TronSweepPayload).energy));
   assert.deepEqual(energies, [USDT_ENERGY_NEW, USDT_ENERGY_NEW], 'the cold address holds no USDT when planning');
-  const fees = await broadcastInOrder(w, plan, signOffline(plan, keysFor(plan)));
+  const signed = signOffline(plan, keysFor(plan));
+  const fees = await broadcastInOrder(w, plan, signed);
   assert.equal(sim.token(USDT, COLD), 30_000_000n);
+  // The top-ups create the deposits' accounts: 1.1 TRX each, as planned; the energy within the fee limits.
+  assertBurnedAsPlanned(plan, signed, sim);
+  assert.deepEqual(plan.transactions.filter((tx) => (tx.payload as TronSweepPayload).kind === 'top-up').map((tx) => [(tx.payload as TronSweepPayload).fee, fees.get(tx.id)]), [['1100000', 1_100_000n], ['1100000', 1_100_000n]]);
   const burned = [...fees.values()];
   // The first transfer creates the cold address's USDT balance (130,285 energy); the second finds it (64,285).
   assert.equal(sim.info(signOffline(plan, keysFor(plan))[1]!.txid)?.receipt.energy_usage_total, Number(USDT_ENERGY_NEW));

@@ -100,5 +100,7 @@ export async function chainPrices(call: TronCall) {
     createAccountFee: get('getCreateAccountFee', 100_000n),
     /** burned by a system contract that creates an account */
     createNewAccountFee: get('getCreateNewAccountFeeInSystemContract', 1_000_000n),
+    /** staked bandwidth points per byte of a transaction that creates an account */
+    createAccountBandwidthRate: get('getCreateNewAccountBandwidthRate', 1n),
   };
 }

@@ -2,7 +2,8 @@ import { UsageError } from '../../domain/errors.ts';
 import type { Holding, UnsignedSweepTx } from '../sweep.ts';
 import { ConstantSchema, NowBlockSchema, type ResourceSchema, type TronCall } from './sweep-api.ts';
 import { to41, transferData, type TronSweepPayload } from './sweep-payload.ts';
-import { encodeRaw, encodeSigned, type TronContract, type TronRaw } from './sweep-proto.ts';
+import { type BandwidthSource, bandwidthOf, type TronFeePrices, tronFee } from './sweep-fee.ts';
+import { encodeRaw, type TronContract, type TronRaw } from './sweep-proto.ts';
 import type { z } from 'zod';
 
 // What the Tron sweep and refund planners share: the reference block every transaction names,
@@ -13,8 +14,6 @@ import type { z } from 'zod';
 export const MAX_EXPIRATION_MS = 24n * 3_600_000n;
 /** Kept below the limit so a node whose head is a little behind ours still accepts it. */
 const EXPIRATION_MARGIN_MS = 120_000n;
-/** java-tron adds this to a transaction's size when charging bandwidth (Constant.MAX_RESULT_SIZE_IN_TX). */
-const RESULT_BYTES = 64n;
 /** Energy estimates vary a little with the contract's dynamic energy factor between plan and send. */
 const ENERGY_MARGIN_PERCENT = 120n;
 /** java-tron's smallest delegation: 1 TRX. */
@@ -31,32 +30,36 @@ export function lendFor(resource: z.infer<typeof ResourceSchema>, energy: bigint
   return sun < MIN_DELEGATION ? MIN_DELEGATION : sun;
 }
 
-/** Bandwidth a signed transaction is charged: its bytes with one 65-byte signature, plus the result. */
-export function bandwidthOf(raw: TronRaw): bigint {
-  return BigInt(encodeSigned(encodeRaw(raw), [new Uint8Array(65)]).length) + RESULT_BYTES;
-}
-
-/** Bandwidth an account has: staked first, then the free daily allowance; what neither covers is burned whole. */
+/**
+ * An account's bandwidth as java-tron spends it (sweep-fee.ts): staked first, then the free daily
+ * points, each only when it covers the whole transaction, else burned; a transaction that creates
+ * an account takes only staked bandwidth (size × the creation rate), else burns the 0.1 TRX fee.
+ */
 export class Bandwidth {
   constructor(
     private staked: bigint,
     private free: bigint,
+    /** getCreateNewAccountBandwidthRate: staked points per byte of a transaction that creates an account. */
+    private readonly createRate: bigint,
   ) {}
-  /** The sun a transaction of this size would burn, without using anything. */
-  cost(bytes: bigint, pricePerByte: bigint): bigint {
-    return bytes <= this.staked || bytes <= this.free ? 0n : bytes * pricePerByte;
+  /** Where this transaction's bandwidth would come from, without using anything. */
+  source(bytes: bigint, createsAccount: boolean): BandwidthSource {
+    if (createsAccount) return bytes * this.createRate <= this.staked ? 'staked' : 'burn';
+    return bytes <= this.staked ? 'staked' : bytes <= this.free ? 'free' : 'burn';
   }
-  /** The sun this transaction burns. */
-  use(bytes: bigint, pricePerByte: bigint): bigint {
-    if (bytes <= this.staked) this.staked -= bytes;
-    else if (bytes <= this.free) this.free -= bytes;
-    else return bytes * pricePerByte;
-    return 0n;
+  /** Spends this transaction's bandwidth; says where it came from. */
+  use(bytes: bigint, createsAccount: boolean): BandwidthSource {
+    const from = this.source(bytes, createsAccount);
+    if (from === 'staked') this.staked -= createsAccount ? bytes * this.createRate : bytes;
+    else if (from === 'free') this.free -= bytes;
+    return from;
   }
-  /** Whether staked bandwidth pays for creating an account (java-tron consumeForCreateNewAccount); free points never do. */
-  stakeCovers(bytes: bigint): boolean {
-    return bytes <= this.staked;
-  }
+}
+
+/** An account's bandwidth from /wallet/getaccountresource (null: no account yet, so its free points are all there). */
+export function bandwidthOfAccount(resource: z.infer<typeof ResourceSchema> | null, prices: { freeNetLimit: bigint; createAccountBandwidthRate: bigint }): Bandwidth {
+  if (!resource) return new Bandwidth(0n, prices.freeNetLimit, prices.createAccountBandwidthRate);
+  return new Bandwidth(resource.NetLimit - resource.NetUsed, resource.freeNetLimit - resource.freeNetUsed, prices.createAccountBandwidthRate);
 }
 
 const balanceOfData = (address: string) => to41(address).slice(2).padStart(64, '0');
@@ -91,20 +94,33 @@ export async function referenceHeader(call: TronCall): Promise<RawHeader> {
 
 export interface PushOptions {
   after: string[];
+  /** The deposit the transaction serves: its fee counts in that deposit's `fee`, whoever pays it. */
   deposit: string;
   feeLimit?: bigint;
   energy?: bigint;
-  /** The sun the transaction burns, given its bandwidth bytes. */
-  burn: (bytes: bigint) => bigint;
+  /** The owner's bandwidth, spent by this transaction. */
+  bandwidth: Bandwidth;
+  /** A TRX transfer to an address with no account (an AccountCreateContract always creates one). */
+  createsAccount?: boolean;
 }
 
-/** The plan's transactions in order, ids tx-0, tx-1, …; a TRX or token transfer names its deposit. */
-export function transactionList(header: RawHeader) {
+/** The plan's transactions in order, ids tx-0, tx-1, …; a TRX or token transfer names its deposit. Each is priced by java-tron's rules (sweep-fee.ts). */
+export function transactionList(header: RawHeader, prices: TronFeePrices) {
   const transactions: UnsignedSweepTx[] = [];
+  const feeByDeposit = new Map<string, bigint>();
+  /** What the transaction would burn, without spending the owner's bandwidth. */
+  const price = (contract: TronContract, o: Pick<PushOptions, 'feeLimit' | 'bandwidth' | 'createsAccount'>) => {
+    const raw: TronRaw = { ...header, feeLimit: o.feeLimit ?? 0n, contract };
+    const createsAccount = contract.type === 'AccountCreateContract' || o.createsAccount === true;
+    const bytes = bandwidthOf(raw);
+    return tronFee({ raw, bandwidth: bytes, source: o.bandwidth.source(bytes, createsAccount), createsAccount, prices }).total;
+  };
   const push = (kind: TronSweepPayload['kind'], owner: string, contract: TronContract, o: PushOptions) => {
     const raw: TronRaw = { ...header, feeLimit: o.feeLimit ?? 0n, contract };
+    const createsAccount = contract.type === 'AccountCreateContract' || o.createsAccount === true;
     const bytes = bandwidthOf(raw);
-    const fee = o.burn(bytes);
+    const source = o.bandwidth.use(bytes, createsAccount);
+    const fee = tronFee({ raw, bandwidth: bytes, source, createsAccount, prices }).total;
     const id = `tx-${transactions.length}`;
     const payload: TronSweepPayload = {
       kind,
@@ -114,9 +130,15 @@ export function transactionList(header: RawHeader) {
       energy: (o.energy ?? 0n).toString(),
       bandwidth: bytes.toString(),
       fee: fee.toString(),
+      bandwidthFrom: source,
+      createsAccount,
+      prices: { transactionFee: prices.transactionFee.toString(), createAccountFee: prices.createAccountFee.toString(), createNewAccountFee: prices.createNewAccountFee.toString() },
     };
     transactions.push({ id, signers: [owner], deposits: kind === 'trx' || kind === 'token' ? [o.deposit] : [], after: o.after, payload });
+    feeByDeposit.set(o.deposit, (feeByDeposit.get(o.deposit) ?? 0n) + fee);
     return { id, fee };
   };
-  return { transactions, push };
+  /** Every fee the plan's transactions for this deposit may burn, the fee payer's included. */
+  const feeOf = (deposit: string) => feeByDeposit.get(deposit) ?? 0n;
+  return { transactions, push, price, feeOf };
 }

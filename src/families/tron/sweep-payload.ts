@@ -17,8 +17,14 @@ export const TronSweepPayloadSchema = z.strictObject({
   energy: z.string().regex(/^\d+$/),
   /** Bandwidth points: the signed transaction's bytes plus the 64 java-tron adds for its result. */
   bandwidth: z.string().regex(/^\d+$/),
-  /** The most sun it may burn (bandwidth, energy, account creation), as planned. */
+  /** The most sun it may burn (bandwidth, energy, account creation), as planned: sweep-fee.ts tronFee. */
   fee: z.string().regex(/^\d+$/),
+  /** Where java-tron takes its bandwidth from, as the owner's account stood when planned (never "free" when it creates an account). */
+  bandwidthFrom: z.enum(['staked', 'free', 'burn']),
+  /** Whether it creates an account: always for an AccountCreateContract; a TRX transfer to an address that had no account when planned. */
+  createsAccount: z.boolean(),
+  /** The chain parameters it was priced with, sun (getTransactionFee, getCreateAccountFee, getCreateNewAccountFeeInSystemContract). */
+  prices: z.strictObject({ transactionFee: z.string().regex(/^\d+$/), createAccountFee: z.string().regex(/^\d+$/), createNewAccountFee: z.string().regex(/^\d+$/) }),
 });
 export type TronSweepPayload = z.infer<typeof TronSweepPayloadSchema>;
 

@@ -5,7 +5,8 @@ import type { Logger } from '../../logger.ts';
 import type { Holding, PlannedDeposit, RefundAsk, SweepCandidate, SweepPlan } from '../sweep.ts';
 import { tronToHex } from './address.ts';
 import { AccountSchema, chainPrices, MaxSizeSchema, ResourceSchema, type TronCall } from './sweep-api.ts';
-import { Bandwidth, bandwidthOf, hold, lendFor, referenceHeader, tokenBalance, transactionList, transferEnergy, withMargin } from './sweep-build.ts';
+import { bandwidthOfAccount, hold, lendFor, referenceHeader, tokenBalance, transactionList, transferEnergy, withMargin } from './sweep-build.ts';
+import { selfPaying } from './sweep-fee.ts';
 import { to41, transferData, type TronSweepPayload } from './sweep-payload.ts';
 import { ENERGY, type TronContract } from './sweep-proto.ts';
 
@@ -13,7 +14,8 @@ import { ENERGY, type TronContract } from './sweep-proto.ts';
 // the buyer, nothing else moved. TRX: one TransferContract whose bandwidth (or the buyer's new
 // account, unless the fee payer creates it) the address burns, out of what stays when that covers
 // it, else out of the refund. A TRC-20: one transfer(buyer, amount) whose energy the fee payer lends
-// or tops up as in a sweep, or, with no fee payer, the address burns from its own TRX.
+// or tops up as in a sweep, or, with no fee payer, the address burns from its own TRX. The planned
+// deposit's `fee` is every fee of the plan's transactions, the fee payer's included (sweep-fee.ts).
 
 interface RefundInput {
   network: ResolvedNetwork;
@@ -45,7 +47,7 @@ export async function planTronRefund({ network, log, call, candidates, to, feePa
   const account = await call('/wallet/getaccount', { address: to41(address) }, AccountSchema);
   const exists = account.address !== undefined;
   const resource = exists ? await call('/wallet/getaccountresource', { address: to41(address) }, ResourceSchema) : null;
-  const bandwidth = new Bandwidth(resource ? resource.NetLimit - resource.NetUsed : 0n, (resource ? resource.freeNetLimit : prices.freeNetLimit) - (resource?.freeNetUsed ?? 0n));
+  const bandwidth = bandwidthOfAccount(resource, prices);
 
   // Every coin the address holds, so the summary says what stays.
   const tokens = network.tokens.filter((t) => t.address).map((t) => ({ symbol: t.symbol, token: t.address!, decimals: t.decimals }));
@@ -64,43 +66,32 @@ export async function planTronRefund({ network, log, call, candidates, to, feePa
   }
 
   // The fee payer's own transactions: its bandwidth, and what it burns or sends beyond it.
-  const { transactions, push } = transactionList(header);
-  const payer = feePayer === null ? null : await payerOf(call, feePayer, network);
+  const { transactions, push, price, feeOf } = transactionList(header, prices);
+  const payer = feePayer === null ? null : await payerOf(call, feePayer, network, prices);
   let payerSpend = 0n;
-  const fromPayer = (kind: TronSweepPayload['kind'], contract: TronContract, after: string[], extra = 0n) =>
-    push(kind, feePayer!, contract, {
-      after,
-      deposit: address,
-      burn: (bytes) => {
-        const burned = payer!.bandwidth.use(bytes, prices.transactionFee) + extra;
-        payerSpend += burned;
-        return burned;
-      },
-    });
-  const creation = prices.createAccountFee + prices.createNewAccountFee;
+  const fromPayer = (kind: TronSweepPayload['kind'], contract: TronContract, after: string[], createsAccount = false) => {
+    const sent = push(kind, feePayer!, contract, { after, deposit: address, bandwidth: payer!.bandwidth, createsAccount });
+    payerSpend += sent.fee;
+    return sent;
+  };
   const leftBehind: PlannedDeposit['leftBehind'] = [];
   let moved: bigint;
-  let fee = 0n;
 
   if (refund.token === null) {
     const buyer = await call('/wallet/getaccount', { address: to41(to) }, AccountSchema);
     const transfer = (amount: bigint): TronContract => ({ type: 'TransferContract', owner: to41(address), to: to41(to), amount });
-    const bytes = bandwidthOf({ ...header, feeLimit: 0n, contract: transfer(refund.amount) });
     let before: string[] = [];
-    if (buyer.address !== undefined) fee = bandwidth.cost(bytes, prices.transactionFee);
-    else if (payer !== null) {
-      // The fee payer creates the buyer's account, so the refund does not burn 1.1 TRX for it.
-      before = [fromPayer('activate', { type: 'AccountCreateContract', owner: to41(feePayer!), account: to41(to), accountType: 0 }, [], creation).id];
-      fee = bandwidth.cost(bytes, prices.transactionFee);
-    } else {
-      // A transfer that creates an account burns the creation fee and, unless staked bandwidth pays, 0.1 TRX instead of bandwidth.
-      fee = prices.createNewAccountFee + (bandwidth.stakeCovers(bytes) ? 0n : prices.createAccountFee);
-    }
+    // The fee payer creates the buyer's account, so the refund does not burn 1.1 TRX for it; else
+    // a transfer to a new address creates it: 1 TRX, and 0.1 TRX unless staked bandwidth pays.
+    let createsAccount = false;
+    if (buyer.address === undefined && payer !== null) before = [fromPayer('activate', { type: 'AccountCreateContract', owner: to41(feePayer!), account: to41(to), accountType: 0 }, []).id];
+    else createsAccount = buyer.address === undefined;
+    const feeAt = (amount: bigint) => price(transfer(amount), { bandwidth, createsAccount });
     // The fee comes out of what stays when that covers it, else out of the refund.
-    moved = account.balance - refund.amount >= fee ? refund.amount : refund.amount - fee;
-    if (moved <= 0n) throw new UsageError(`a refund of ${fmt(refund.amount)} does not cover its own ${fmt(fee)} fee`);
-    push('trx', address, transfer(moved), { after: before, deposit: address, burn: () => fee });
-    const stays = account.balance - moved - fee;
+    moved = account.balance - refund.amount >= feeAt(refund.amount) ? refund.amount : selfPaying(refund.amount, feeAt).amount;
+    if (moved <= 0n) throw new UsageError(`a refund of ${fmt(refund.amount)} does not cover its own ${fmt(feeAt(refund.amount))} fee`);
+    const own = push('trx', address, transfer(moved), { after: before, deposit: address, bandwidth, createsAccount }).fee;
+    const stays = account.balance - moved - own;
     if (stays > 0n) leftBehind.push({ holding: hold(trx.symbol, null, trx.decimals, stays), reason: 'not refunded: stays on the address' });
   } else {
     moved = refund.amount;
@@ -111,46 +102,45 @@ export async function planTronRefund({ network, log, call, candidates, to, feePa
     const delegate = payer !== null && lent !== null && lent <= (await call('/wallet/getcandelegatedmaxsize', { owner_address: to41(feePayer!), type: 1 }, MaxSizeSchema)).max_size;
     let before: string[] = [];
     if (payer === null) {
-      const need = feeLimit + bandwidth.cost(bandwidthOf({ ...header, feeLimit, contract: transfer }), prices.transactionFee);
+      const need = price(transfer, { feeLimit, bandwidth });
       if (account.balance < need) {
         throw new UsageError(
           `${address} holds ${fmt(account.balance)}, and its ${refund.symbol} transfer may burn up to ${fmt(need)} of energy and bandwidth: pass --fee-payer <address> (an account of this wallet that lends energy or tops up TRX), or send it TRX first`,
         );
       }
     } else if (delegate) {
-      if (!exists) before = [fromPayer('activate', { type: 'AccountCreateContract', owner: to41(feePayer!), account: to41(address), accountType: 0 }, [], creation).id];
+      if (!exists) before = [fromPayer('activate', { type: 'AccountCreateContract', owner: to41(feePayer!), account: to41(address), accountType: 0 }, []).id];
       before = [fromPayer('delegate', { type: 'DelegateResourceContract', owner: to41(feePayer!), receiver: to41(address), resource: ENERGY, balance: lent!, lock: false, lockPeriod: 0n }, before).id];
     } else {
-      before = [fromPayer('top-up', { type: 'TransferContract', owner: to41(feePayer!), to: to41(address), amount: feeLimit }, [], exists ? 0n : creation).id];
+      before = [fromPayer('top-up', { type: 'TransferContract', owner: to41(feePayer!), to: to41(address), amount: feeLimit }, [], !exists).id];
       payerSpend += feeLimit;
       leftBehind.push({ holding: hold(trx.symbol, null, trx.decimals, feeLimit), reason: 'not refunded: at most this much of the TRX top-up stays unburned on the address (energy estimated with a 20 % margin)' });
     }
-    // With energy lent nothing is burned for it; otherwise the address burns TRX it holds or was sent.
-    const sent = push('token', address, transfer, { after: before, deposit: address, feeLimit, energy, burn: (bytes) => bandwidth.use(bytes, prices.transactionFee) + (delegate ? 0n : feeLimit) });
-    fee = sent.fee;
+    // Its fee limit is the most the energy can burn: with energy lent, usually nothing is.
+    const sent = push('token', address, transfer, { after: before, deposit: address, feeLimit, energy, bandwidth });
     if (delegate) fromPayer('undelegate', { type: 'UnDelegateResourceContract', owner: to41(feePayer!), receiver: to41(address), resource: ENERGY, balance: lent! }, [sent.id]);
     if (refunded > refund.amount) leftBehind.push({ holding: hold(refund.symbol, refund.token, refund.decimals, refunded - refund.amount), reason: 'not refunded: stays on the address' });
     if (account.balance > 0n) {
-      const reason = payer === null ? `not refunded: stays on the address, less at most ${fmt(fee)} the transfer burns` : 'not refunded: stays on the address';
+      const reason = payer === null ? `not refunded: stays on the address, less at most ${fmt(sent.fee)} the transfer burns` : 'not refunded: stays on the address';
       leftBehind.push({ holding: hold(trx.symbol, null, trx.decimals, account.balance), reason });
     }
   }
   for (const h of holdings) if (h.token !== refund.token && h.token !== null) leftBehind.push({ holding: h, reason: `not refunded: the refund is in ${refund.symbol}` });
   if (payer !== null && payerSpend > payer.balance) {
-    throw new UsageError(`the fee payer holds ${fmt(payer.balance)}; this refund needs up to ${fmt(payerSpend)} (a top-up, a new account at ${fmt(creation)}, bandwidth): fund it first`);
+    throw new UsageError(`the fee payer holds ${fmt(payer.balance)}; this refund needs up to ${fmt(payerSpend)} (a top-up, a new account at ${fmt(prices.createNewAccountFee)} and its bandwidth, bandwidth): fund it first`);
   }
   log.info({ chain: network.chain, transactions: transactions.length, symbol: refund.symbol, feePayerSpend: payerSpend.toString() }, 'tron refund planned');
   return {
-    deposits: [{ ...candidate, holdings, moves: [hold(refund.symbol, refund.token, refund.decimals, moved)], fee: fee.toString(), leftBehind }],
+    deposits: [{ ...candidate, holdings, moves: [hold(refund.symbol, refund.token, refund.decimals, moved)], fee: feeOf(address).toString(), leftBehind }],
     skipped: [],
     transactions,
   };
 }
 
 /** The fee payer's account: it must exist; its balance, resources and bandwidth. */
-async function payerOf(call: TronCall, feePayer: string, network: ResolvedNetwork) {
+async function payerOf(call: TronCall, feePayer: string, network: ResolvedNetwork, prices: Awaited<ReturnType<typeof chainPrices>>) {
   const account = await call('/wallet/getaccount', { address: to41(feePayer) }, AccountSchema);
   if (account.address === undefined) throw new UsageError(`the fee payer ${feePayer} has no account on tron ${network.network}: fund it first`);
   const resource = await call('/wallet/getaccountresource', { address: to41(feePayer) }, ResourceSchema);
-  return { balance: account.balance, resource, bandwidth: new Bandwidth(resource.NetLimit - resource.NetUsed, resource.freeNetLimit - resource.freeNetUsed) };
+  return { balance: account.balance, resource, bandwidth: bandwidthOfAccount(resource, prices) };
 }

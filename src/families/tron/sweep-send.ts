@@ -36,7 +36,7 @@ export async function tronSweepStale(network: ResolvedNetwork, config: Config, p
   for (const d of plan.deposits) {
     for (const move of d.moves) {
       let now: bigint;
-      if (move.token === null) now = (await call('/wallet/getaccount', { address: to41(d.address) }, AccountSchema)).balance - BigInt(d.fee);
+      if (move.token === null) now = (await call('/wallet/getaccount', { address: to41(d.address) }, AccountSchema)).balance - ownTrxBurn(plan, d.address);
       else {
         const res = await call('/wallet/triggerconstantcontract', { owner_address: to41(d.address), contract_address: to41(move.token), function_selector: 'balanceOf(address)', parameter: to41(d.address).slice(2).padStart(64, '0') }, ConstantSchema);
         now = BigInt(`0x${res.constant_result?.[0] ?? '0'}`);
@@ -45,6 +45,16 @@ export async function tronSweepStale(network: ResolvedNetwork, config: Config, p
     }
   }
   return null;
+}
+
+/** What the deposit's own TRX transfers burn (their bandwidth): `fee` also counts the fee payer's transactions and energy limits. */
+function ownTrxBurn(plan: SweepPlan, deposit: string): bigint {
+  let burn = 0n;
+  for (const tx of plan.transactions) {
+    const p = TronSweepPayloadSchema.safeParse(tx.payload);
+    if (p.success && p.data.kind === 'trx' && p.data.from === deposit) burn += BigInt(p.data.fee);
+  }
+  return burn;
 }
 
 async function info(call: TronCall, txid: string) {
