@@ -12,7 +12,11 @@ import { Payment } from '../../src/store/entities/payment.entity.ts';
 import { WalletAddress } from '../../src/store/entities/wallet-address.entity.ts';
 import { openDatabase } from '../../src/store/orm.ts';
 import type { PaymentStatus } from '../../src/domain/lifecycle.ts';
-import type { SweepPlan } from '../../src/families/sweep.ts';
+import { createHash } from 'node:crypto';
+import type { SignedSweep, SweepPlan } from '../../src/families/sweep.ts';
+import type { TronSweepPayload } from '../../src/families/tron/sweep-payload.ts';
+import { decodeRaw, encodeRaw, encodeSigned, type TronRaw } from '../../src/families/tron/sweep-proto.ts';
+import { signDigest } from '../../src/families/tron/sweep-sign.ts';
 import { hexToTron } from '../../src/families/tron/address.ts';
 import { runCli } from '../helpers/cli.ts';
 import { createTestDatabase } from '../helpers/databases.ts';
@@ -86,8 +90,40 @@ test('tron sweep through the CLI: plan, sign offline, broadcast in order to soli
   writeFileSync(seedFile, PHRASE, { mode: 0o600 });
   const signedFile = join(dir, 'signed.json');
   const signing = await ok(['sweep', 'sign', '--plan', planFile, '--out', signedFile, '--seed-file', seedFile, '--yes', '--expect-to', COLD]);
-  assert.match(signing.stderr, /total: 25 USDT, 3 TRX to T\w+ in 5 transactions/);
+  // The summary is read from the bytes: the fee payer's 1.1 TRX for the new account (its delegate and undelegate within its free points), the USDT transfer's fee limit.
+  assert.match(signing.stderr, /total: 25 USDT \(token T\w+\) \+ 3 TRX to T\w+ in 5 transactions; fees at most 16\.7342 TRX/);
   assert.equal(sim.calls['/wallet/broadcasthex'] ?? 0, 0, 'signing sends nothing');
+
+  // Signed files that are not what was signed: a forged txid, transactions swapped, a damaged raw,
+  // and deposit 1's TRX transfer re-signed by its own key to pay someone else. Each is refused
+  // before anything is recorded or sent; the genuine file goes through afterwards.
+  const genuine = json<SignedSweep>(readFileSync(signedFile, 'utf8'));
+  const trxTx = planned.plan.transactions.find((tx) => (tx.payload as TronSweepPayload).kind === 'trx')!;
+  const trxRaw = decodeRaw(Buffer.from((trxTx.payload as TronSweepPayload).rawData, 'hex'));
+  const thiefBytes = encodeRaw({ ...trxRaw, contract: { ...trxRaw.contract, to: `41${'66'.repeat(20)}` } as TronRaw['contract'] });
+  const thiefTxid = createHash('sha256').update(thiefBytes).digest('hex');
+  const thiefRaw = Buffer.from(encodeSigned(thiefBytes, [signDigest(thiefTxid, Uint8Array.from(account.derive(0).derive(1).privateKey!))])).toString('hex');
+  const at = (t: SignedSweep['transactions'], id: string) => t.find((x) => x.id === id)!;
+  const forgeries: [string, (t: SignedSweep['transactions']) => void, RegExp][] = [
+    ['forged-txid', (t) => { t[1]!.txid = t[0]!.txid; }, /tx-1's raw transaction hashes to [0-9a-f]{64}, not the txid [0-9a-f]{64} the file names/],
+    ['swapped', (t) => { [t[0]!.raw, t[1]!.raw, t[0]!.txid, t[1]!.txid] = [t[1]!.raw, t[0]!.raw, t[1]!.txid, t[0]!.txid]; }, /tx-0: the signed transaction is not the plan's: it is a \w+, the plan's is a \w+/],
+    ['damaged', (t) => { t[1]!.raw = '00'; }, /tx-1: not a signed Tron sweep transaction/],
+    ['elsewhere', (t) => { at(t, trxTx.id).raw = thiefRaw; at(t, trxTx.id).txid = thiefTxid; }, new RegExp(`${trxTx.id}: the signed transaction is not the plan's: its to is 41(66){20}, the plan's 41(42){20}`)],
+  ];
+  for (const [name, edit, message] of forgeries) {
+    const forged = structuredClone(genuine);
+    edit(forged.transactions);
+    const file = join(dir, `${name}.json`);
+    writeFileSync(file, JSON.stringify(forged), { mode: 0o600 });
+    const r = await runCli(['sweep', 'broadcast', '--signed', file, '--wait'], env, { cwd: dir });
+    assert.equal(r.code, 2, `${name}: ${r.stdout}${r.stderr}`);
+    assert.match(r.stderr, message, name);
+    assert.equal(r.stderr.trim().split('\n').length, 1, `${name}: one line`);
+    assert.equal(sim.calls['/wallet/broadcasthex'] ?? 0, 0, `${name}: nothing sent`);
+    assert.equal(sim.accepted.length, 0, `${name}: the chain is unchanged`);
+  }
+  const none = json<{ planId: string; txs: unknown[] }[]>((await ok(['sweep', 'list', '--chain', 'tron', '--json'])).stdout).find((p) => p.planId === planned.plan.id);
+  assert.equal(none?.txs.length ?? 0, 0, 'nothing recorded for the refused files');
 
   const sent = json<{ done: boolean; transactions: { id: string; status: string }[] }>((await ok(['sweep', 'broadcast', '--signed', signedFile, '--wait', '--json'])).stdout);
   assert.equal(sent.done, true);
