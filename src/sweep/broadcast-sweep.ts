@@ -10,7 +10,7 @@ import { formatUnits } from '../domain/money.ts';
 import { findPlan, recordSignedTxs, txsOfPlan, type SignedTxRecord } from '../store/sweeps.ts';
 import { UsageError } from '../domain/errors.ts';
 import type { SweepTxStatus } from '../domain/sweep-lifecycle.ts';
-import type { FamilySweepSender, SignedSweep, SweepPlan } from '../families/sweep.ts';
+import type { DecodedSignedTx, FamilySweepSender, SignedSweep, SweepPlan } from '../families/sweep.ts';
 import { verifySigned } from './check-decoded.ts';
 import { checkPlan, readPlanFile, readSignedFile } from './plan-file.ts';
 import { sweepNetwork } from './plan-sweep.ts';
@@ -52,17 +52,11 @@ export interface BroadcastResult {
   done: boolean;
 }
 
-function movesOf(plan: SweepPlan, deposits: string[]): Record<string, string> {
+/** What a transaction moves to the plan's destination, per symbol (atomic), read from its bytes. */
+function movesOf(plan: SweepPlan, tx: DecodedSignedTx): Record<string, string> {
   const totals: Record<string, bigint> = {};
-  for (const d of plan.deposits) {
-    if (!deposits.includes(d.address)) continue;
-    for (const m of d.moves) totals[m.symbol] = (totals[m.symbol] ?? 0n) + BigInt(m.amount);
-  }
+  for (const p of tx.pays) if (p.to === plan.to) totals[p.symbol] = (totals[p.symbol] ?? 0n) + p.amount;
   return Object.fromEntries(Object.entries(totals).map(([k, v]) => [k, v.toString()]));
-}
-
-function feeOf(plan: SweepPlan, deposits: string[]): string {
-  return plan.deposits.filter((d) => deposits.includes(d.address)).reduce((s, d) => s + BigInt(d.fee), 0n).toString();
 }
 
 /** The signed file, checked against the plan the database recorded (and the plan file, when given). */
@@ -98,7 +92,9 @@ export async function broadcastSweep(common: Common, input: BroadcastInput, prog
 
   const txs: SignedTxRecord[] = plan.transactions.map((t) => {
     const s = signed.transactions.find((x) => x.id === t.id)!;
-    return { planId: plan.id, txKey: t.id, chain: plan.chain, network: plan.network, isTestnet: plan.testnet, txid: verified.get(t.id)!, raw: s.raw, deposits: t.deposits, moves: movesOf(plan, t.deposits), fee: feeOf(plan, t.deposits) };
+    const read = verified.get(t.id)!;
+    // Until the chain's answer replaces it, the fee recorded is the most the bytes allow.
+    return { planId: plan.id, txKey: t.id, chain: plan.chain, network: plan.network, isTestnet: plan.testnet, txid: read.txid, raw: s.raw, deposits: t.deposits, moves: movesOf(plan, read), fee: read.fee.toString() };
   });
   const refused = await common.db.write(async (x) => {
     const pool = { chain: plan.chain, isTestnet: plan.testnet };

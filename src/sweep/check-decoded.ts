@@ -3,7 +3,7 @@ import { checkPlanNetwork, expectedChainIds, FEE_SHARE_PERCENT, feeBounds } from
 import { InvalidAddressError, UsageError } from '../domain/errors.ts';
 import { formatUnits } from '../domain/money.ts';
 import { validateAddress } from '../families/families.ts';
-import type { DecodedPay, DecodedSweepTx, FamilySweepVerifier, SignedSweep, SweepPlan } from '../families/sweep.ts';
+import type { DecodedPay, DecodedSignedTx, DecodedSweepTx, FamilySweepVerifier, SignedSweep, SweepPlan } from '../families/sweep.ts';
 import { planTotals } from './summary.ts';
 
 // The one comparison of what a plan's transactions do (read from their bytes by the family's
@@ -137,10 +137,10 @@ export function feeShare(fee: bigint, nativeMoved: bigint): string | null {
 /**
  * Reads every signed transaction with the family's verifier: it must hash to the txid the file names,
  * carry valid signatures of the plan's keys, and do exactly what the plan's unsigned transaction does;
- * and together they must still do what the plan says. Returns the txids; throws naming the first difference.
+ * and together they must still do what the plan says. Returns each transaction as read; throws naming the first difference.
  */
-export function verifySigned(plan: SweepPlan, signed: SignedSweep, verifier: FamilySweepVerifier, file: string): Map<string, string> {
-  const txids = new Map<string, string>();
+export function verifySigned(plan: SweepPlan, signed: SignedSweep, verifier: FamilySweepVerifier, file: string): Map<string, DecodedSignedTx> {
+  const txids = new Map<string, DecodedSignedTx>();
   const decoded: DecodedSweepTx[] = [];
   for (const tx of plan.transactions) {
     const s = signed.transactions.find((x) => x.id === tx.id)!;
@@ -149,7 +149,7 @@ export function verifySigned(plan: SweepPlan, signed: SignedSweep, verifier: Fam
     const meant = verifier.decodeUnsigned(plan, tx);
     const differs = differences(meant, read);
     if (differs !== null) throw new UsageError(`refused, nothing sent: ${file}: ${tx.id} is not the plan's transaction: ${differs}`);
-    txids.set(tx.id, read.txid);
+    txids.set(tx.id, read);
     decoded.push(read);
   }
   checkDecoded(plan, decoded, null);
