@@ -80,7 +80,8 @@ export async function planState(r: Reader, planId: string): Promise<PlanState | 
 
 /**
  * Why each of these pool addresses may not be spent by plan `planId` now, or nothing: leased to a
- * payment still live, in another plan's transaction on its way, or swept by another plan. (Another
+ * payment still live, in another plan's transaction on its way, or swept by another plan since this
+ * one was made. (Another
  * plan's reservation kept this plan from being made; between two plans that both exist, the first
  * broadcast wins.) Addresses outside the pool (a merchant wallet) have no such record.
  */
@@ -96,10 +97,13 @@ export async function depositConflicts(r: Reader, pool: PoolKey, addresses: stri
   for (const w of leased) {
     if (w.payment_id !== null && (w.status === null || isLivePayment(w.status))) why.push(`the deposit ${w.address} is leased to payment ${w.payment_id}, still ${w.status ?? 'unknown'}`);
   }
+  // A sweep recorded before this plan was made is one the planner already saw (it read the live
+  // balances after it): only a sweep recorded since, or one still on its way, takes this plan's funds.
   const txs = await r.all<{ plan_id: string; kind: string; status: string; deposits: string }>(
     `select t.plan_id, p.kind, t.status, t.deposits from sweep_tx t join sweep_plan p on p.id = t.plan_id
-      where t.chain = ? and t.is_testnet = ? and t.plan_id <> ? and t.status in ('SIGNED', 'SENT', 'FINAL')`,
-    [pool.chain, pool.isTestnet, planId],
+      where t.chain = ? and t.is_testnet = ? and t.plan_id <> ?
+        and (t.status in ('SIGNED', 'SENT') or (t.status = 'FINAL' and t.created_at > (select created_at from sweep_plan where id = ?)))`,
+    [pool.chain, pool.isTestnet, planId, planId],
   );
   const wanted = new Set(addresses);
   for (const t of txs) {

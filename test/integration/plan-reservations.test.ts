@@ -83,6 +83,10 @@ for (const dialect of DIALECTS) {
       await db.write((x) => x.run("update sweep_tx set status = 'FINAL' where plan_id = ?", [S]));
       assert.deepEqual(await depositConflicts(r, POOL, [d3], B), [`the deposit ${d3} was swept by plan ${'c'.repeat(16)}…`]);
       assert.equal(await db.write((x) => cancelPlan(x, S, now)), 'broadcast', 'a broadcast plan cannot be cancelled');
+      // Funds that arrive after a sweep are the next plan's: a plan made after the sweep may spend the deposit.
+      const later = new Date(Date.now() + 60_000);
+      await plan('d'.repeat(64), 'sweep', [d3], null, later);
+      assert.deepEqual(await depositConflicts(r, POOL, [d3], 'd'.repeat(64)), []);
 
       // The refund's fee counts as the chain charged it once final.
       await db.write((x) => recordSignedTxs(x, [tx(B, 'tx-0', 'ff'.repeat(32), [d0])]));
