@@ -133,9 +133,9 @@ export interface FamilySweepPlanner {
     feePayer: string | null;
     /** Per symbol: holdings below this (atomic) are left behind and said so. */
     min: Record<string, bigint>;
-    /** Optional (bitcoin PSBT): the pool's account xpub, so each input carries its BIP32 derivation for other signers (Sparrow, a hardware wallet). */
-    accountKey?: string | null;
-    /** Optional (bitcoin PSBT): the master key's fingerprint (8 hex digits) those derivations start from. */
+    /** Optional (bitcoin PSBT): the pool's account xpubs (a BIP84 and a BIP86 one for a mixed pool), so each input carries its BIP32 derivation for other signers (Sparrow, a hardware wallet). */
+    accountKeys?: readonly string[];
+    /** Optional (bitcoin PSBT): the master key's fingerprint (8 hex digits) those derivations start from, one for all the account keys. */
     masterFingerprint?: string | null;
     /** Set for a refund plan (see RefundAsk): one candidate, one exact move; unset for a sweep. */
     refund?: RefundAsk;

@@ -20,7 +20,7 @@ export interface PlanSweepInput {
   feePayer: string | null;
   /** `--min` values: a bare decimal for the native coin, or SYMBOL=decimal. */
   min: string[];
-  accountKey: string | null;
+  accountKeys: string[];
   masterFingerprint: string | null;
   out: string;
 }
@@ -102,7 +102,7 @@ export async function planSweep(common: Common, input: PlanSweepInput, now = new
   const planned =
     candidates.length === 0
       ? { deposits: [], skipped: [], transactions: [] }
-      : await planner.plan({ network, config: common.config, log: common.log, candidates, to, feePayer, min, accountKey: input.accountKey, masterFingerprint: input.masterFingerprint });
+      : await planner.plan({ network, config: common.config, log: common.log, candidates, to, feePayer, min, accountKeys: input.accountKeys, masterFingerprint: input.masterFingerprint });
   const body = { ...base, deposits: planned.deposits, skipped: [...skipped, ...planned.skipped], transactions: planned.transactions };
   const plan: SweepPlan = { ...body, id: planId(body as SweepPlan) };
   if (plan.transactions.length === 0) {

@@ -20,18 +20,18 @@ export function sweepCommand(): Command {
     .requiredOption('--to <address>', 'the cold address every deposit is emptied to')
     .option('--fee-payer <address>', 'an account of the same wallet that pays the fees (chains where deposits hold no gas)')
     .option('--min <amount>', 'leave deposits holding less than this (native coin, or SYMBOL=amount); repeatable', collect, [])
-    .option('--xpub <key>', 'bitcoin: the account key the pool was seeded from, so the PSBT carries BIP32 derivations for other signers')
+    .option('--xpub <key>', 'bitcoin: an account key the pool was seeded from, so the PSBT carries BIP32 derivations for other signers; repeatable (BIP84 and BIP86)', collect, [])
     .option('--fingerprint <hex>', 'bitcoin: the master key fingerprint (8 hex digits) for those derivations')
     .requiredOption('--out <path>', 'where to write plan.json')
     .option('--json', 'machine-readable output')
-    .action(async (opts: { chain: string; testnet?: boolean; to: string; feePayer?: string; min: string[]; xpub?: string; fingerprint?: string; out: string; json?: boolean }) => {
+    .action(async (opts: { chain: string; testnet?: boolean; to: string; feePayer?: string; min: string[]; xpub: string[]; fingerprint?: string; out: string; json?: boolean }) => {
       const { withCommon } = await import('../context.ts');
       const { planSweep } = await import('../../sweep/plan-sweep.ts');
       const { describePlan, totalsJson } = await import('../../sweep/summary.ts');
       const { CHAIN_DEFAULTS } = await import('../../chains/chain-defaults.ts');
       const { UsageError } = await import('../../domain/errors.ts');
-      if ((opts.xpub !== undefined || opts.fingerprint !== undefined) && opts.chain !== 'bitcoin') throw new UsageError('--xpub and --fingerprint are for bitcoin PSBTs only');
-      if (opts.fingerprint !== undefined && opts.xpub === undefined) throw new UsageError('--fingerprint goes with --xpub (the derivations need the account key)');
+      if ((opts.xpub.length > 0 || opts.fingerprint !== undefined) && opts.chain !== 'bitcoin') throw new UsageError('--xpub and --fingerprint are for bitcoin PSBTs only');
+      if (opts.fingerprint !== undefined && opts.xpub.length === 0) throw new UsageError('--fingerprint goes with --xpub (the derivations need the account key)');
       await withCommon(async (common) => {
         const result = await planSweep(common, {
           chain: opts.chain,
@@ -39,7 +39,7 @@ export function sweepCommand(): Command {
           to: opts.to,
           feePayer: opts.feePayer ?? null,
           min: opts.min,
-          accountKey: opts.xpub ?? null,
+          accountKeys: opts.xpub,
           masterFingerprint: opts.fingerprint ?? null,
           out: opts.out,
         });

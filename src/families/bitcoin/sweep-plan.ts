@@ -35,12 +35,12 @@ interface Spend {
 }
 
 export const bitcoinSweepPlanner: FamilySweepPlanner = {
-  async plan({ network, config, log, candidates, to, feePayer, min, accountKey, masterFingerprint, refund }) {
+  async plan({ network, config, log, candidates, to, feePayer, min, accountKeys, masterFingerprint, refund }) {
     if (feePayer !== null) throw new UsageError(`bitcoin ${refund ? 'refunds' : 'sweeps'} pay their fee out of the coins moved: leave out --fee-payer`);
     bitcoin.initEccLib(ecc);
     const js = bitcoin.networks[bitcoinJsNetwork(network.testnet, network.network)];
     const toScript = bitcoin.address.toOutputScript(to, js);
-    const derivation = accountKey ? derivationOf(accountKey, network.testnet, masterFingerprint ?? null, candidates, js) : null;
+    const derivation = accountKeys && accountKeys.length > 0 ? derivationOf(accountKeys, network.testnet, masterFingerprint ?? null, candidates, js) : null;
     const inputOf = (candidate: SweepCandidate, script: DepositScript, utxo: Utxo) => ({
       hash: utxo.txid,
       index: utxo.vout,
@@ -161,34 +161,52 @@ function chunks(spends: Spend[]): Spend[][] {
 
 /**
  * The PSBT fields that let another signer find each input's key: BIP32 derivations (BIP174) for
- * P2WPKH, taproot ones and the internal key (BIP371) for P2TR. The path is the account's standard
- * one (BIP84/BIP86) down to `0/index`; the master fingerprint is the one given, else the account
- * key's parent fingerprint (right only for wallets that record the account as their root).
+ * P2WPKH, taproot ones and the internal key (BIP371) for P2TR. One account key per account the pool
+ * was seeded from (a BIP84 and a BIP86 one for a mixed pool), each matched to its deposits by the
+ * pool's fingerprint. The path is the account's standard one (BIP84/BIP86) down to `0/index`; the
+ * master fingerprint is the one given (one for all: the accounts of one seed share it), else each
+ * account key's parent fingerprint (right only for wallets that record the account as their root).
+ * A deposit derived from a key not given is refused: its input could not be signed by the wallet.
  */
-function derivationOf(accountKey: string, testnet: boolean, masterFingerprint: string | null, candidates: SweepCandidate[], js: bitcoin.Network) {
+function derivationOf(accountKeys: readonly string[], testnet: boolean, masterFingerprint: string | null, candidates: SweepCandidate[], js: bitcoin.Network) {
   if (masterFingerprint !== null && !/^[0-9a-fA-F]{8}$/.test(masterFingerprint)) throw new UsageError('--fingerprint is the master key fingerprint: 8 hex digits, as Sparrow and Core show it (e.g. 73c5da0a)');
+  const accounts = new Map<string, ReturnType<typeof accountOf>>();
+  for (const accountKey of accountKeys) {
+    const account = accountOf(accountKey, testnet, masterFingerprint, candidates);
+    for (const source of account.sources) accounts.set(source, account);
+  }
+  return (candidate: SweepCandidate, script: DepositScript) => {
+    // Addresses from a list file or a merchant wallet have no index under a pool key: nothing to write.
+    if (candidate.derivationIndex === null) return {};
+    const account = accounts.get(candidate.source);
+    if (!account) {
+      throw new UsageError(
+        `deposit #${candidate.derivationIndex} (key ${candidate.source.replace(/^p2tr:/, '')}) was seeded from an account key not given: pass every account key of the pool, one --xpub each (a BIP84 and a BIP86 one for a mixed pool)`,
+      );
+    }
+    const pubkey = account.receive.derive(candidate.derivationIndex).publicKey;
+    const derived = script === 'p2tr' ? bitcoin.payments.p2tr({ internalPubkey: pubkey.subarray(1, 33), network: js }).address : bitcoin.payments.p2wpkh({ pubkey, network: js }).address;
+    if (derived !== candidate.address) throw new UsageError(`deposit #${candidate.derivationIndex}: --xpub derives another address at 0/${candidate.derivationIndex} than the pool holds`);
+    const path = `m/${script === 'p2tr' ? 86 : 84}'/${account.coin}'/${account.index}'/0/${candidate.derivationIndex}`;
+    if (script === 'p2tr') {
+      const xonly = pubkey.subarray(1, 33);
+      return { tapInternalKey: xonly, tapBip32Derivation: [{ masterFingerprint: account.fingerprint, pubkey: xonly, path, leafHashes: [] }] };
+    }
+    return { bip32Derivation: [{ masterFingerprint: account.fingerprint, pubkey, path }] };
+  };
+}
+
+/** One account key: the pool sources it seeded, its receive chain, and what its paths start with. */
+function accountOf(accountKey: string, testnet: boolean, masterFingerprint: string | null, candidates: SweepCandidate[]) {
   const { node, kind } = parseExtendedPublicKey(accountKey);
   checkBitcoinKeyKind(kind, testnet, undefined);
   const id = keyFingerprint(accountKey);
-  const sources = new Set([id, `p2tr:${id}`]);
-  if (!candidates.some((c) => sources.has(c.source))) {
-    throw new UsageError(`--xpub is not the key this pool was seeded from (its fingerprint ${id} matches no deposit's); pass the account key given to \`wallets seed\``);
+  const sources = [id, `p2tr:${id}`];
+  if (!candidates.some((c) => sources.includes(c.source))) {
+    throw new UsageError(`--xpub ${accountKey.slice(0, 12)}… is not a key this pool was seeded from (its fingerprint ${id} matches no deposit's); pass the account keys given to \`wallets seed\``);
   }
   const fingerprint = masterFingerprint !== null ? Buffer.from(masterFingerprint, 'hex') : Buffer.alloc(4);
   if (masterFingerprint === null) fingerprint.writeUInt32BE(node.parentFingerprint);
-  const account = node.depth === 3 && node.index >= HARDENED ? node.index - HARDENED : 0;
-  const coin = testnet ? 1 : 0;
-  const receive = node.derive(0);
-  return (candidate: SweepCandidate, script: 'p2wpkh' | 'p2tr') => {
-    if (candidate.derivationIndex === null || !sources.has(candidate.source)) return {};
-    const pubkey = receive.derive(candidate.derivationIndex).publicKey;
-    const derived = script === 'p2tr' ? bitcoin.payments.p2tr({ internalPubkey: pubkey.subarray(1, 33), network: js }).address : bitcoin.payments.p2wpkh({ pubkey, network: js }).address;
-    if (derived !== candidate.address) throw new UsageError(`deposit #${candidate.derivationIndex}: --xpub derives another address at 0/${candidate.derivationIndex} than the pool holds`);
-    const path = `m/${script === 'p2tr' ? 86 : 84}'/${coin}'/${account}'/0/${candidate.derivationIndex}`;
-    if (script === 'p2tr') {
-      const xonly = pubkey.subarray(1, 33);
-      return { tapInternalKey: xonly, tapBip32Derivation: [{ masterFingerprint: fingerprint, pubkey: xonly, path, leafHashes: [] }] };
-    }
-    return { bip32Derivation: [{ masterFingerprint: fingerprint, pubkey, path }] };
-  };
+  const index = node.depth === 3 && node.index >= HARDENED ? node.index - HARDENED : 0;
+  return { sources, fingerprint, index, coin: testnet ? 1 : 0, receive: node.derive(0) };
 }

@@ -66,7 +66,7 @@ function keysFor(plan: SweepPlan, seed = SEED): Map<string, SweepKey> {
 describe('bitcoin sweep: plan (Esplora), sign offline, broadcast', () => {
   test('one PSBT spends every confirmed deposit output to the cold address; dust is left and said why', async (t) => {
     const { sim, config, network, log } = await world(t);
-    const body = await bitcoinSweepPlanner.plan({ network, config, log, candidates: candidates(), to: COLD, feePayer: null, min: {}, accountKey: TPUB84, masterFingerprint: MASTER_FINGERPRINT });
+    const body = await bitcoinSweepPlanner.plan({ network, config, log, candidates: candidates(), to: COLD, feePayer: null, min: {}, accountKeys: [TPUB84, TPUB86], masterFingerprint: MASTER_FINGERPRINT });
     assert.equal(body.transactions.length, 1);
     const payload = body.transactions[0]!.payload as BitcoinSweepPayload;
     // GET /fee-estimates gives 6.303 sat/vB for 6 blocks: rounded up.
@@ -84,6 +84,13 @@ describe('bitcoin sweep: plan (Esplora), sign offline, broadcast', () => {
     assert.equal(Buffer.from(d.masterFingerprint).toString('hex'), MASTER_FINGERPRINT);
     assert.equal(d.path, "m/84'/1'/0'/0/0");
     assert.deepEqual(Buffer.from(d.pubkey), Buffer.from(root.derivePath("m/84'/1'/0'/0/0").publicKey));
+    // The taproot input (from the BIP86 account) carries its own: BIP371 derivation and internal key.
+    const tap = psbt.data.inputs[3]!;
+    assert.equal(tap.bip32Derivation, undefined);
+    assert.equal(tap.tapBip32Derivation![0]!.path, "m/86'/1'/0'/0/0");
+    assert.equal(Buffer.from(tap.tapBip32Derivation![0]!.masterFingerprint).toString('hex'), MASTER_FINGERPRINT);
+    assert.deepEqual(Buffer.from(tap.tapInternalKey!), Buffer.from(root.derivePath("m/86'/1'/0'/0/0").publicKey.subarray(1, 33)));
+    assert.deepEqual(psbt.data.inputs.map((x) => Boolean(x.bip32Derivation) !== Boolean(x.tapBip32Derivation)), [true, true, true, true], 'every input carries exactly one kind');
     const dust = body.deposits.find((x) => x.derivationIndex === 2);
     assert.equal(dust, undefined);
     assert.match(body.skipped.find((s) => s.address === candidates()[2]!.address)!.reason, /^200 sat dust: spending it costs 483 sat at 7 sat\/vB$/);
@@ -165,7 +172,12 @@ describe('bitcoin sweep: plan (Esplora), sign offline, broadcast', () => {
     assert.deepEqual(body.deposits.map((d) => d.derivationIndex), [1]);
     assert.match(body.skipped.find((s) => s.address === candidates()[0]!.address)!.reason, /75000 sat is below --min/);
     const foreign = bip32.fromSeed(Buffer.from(OTHER_SEED), bitcoin.networks.testnet).derivePath("m/84'/1'/0'").neutered().toBase58();
-    await assert.rejects(bitcoinSweepPlanner.plan({ network, config, log, candidates: candidates(), to: COLD, feePayer: null, min: {}, accountKey: foreign }), /--xpub is not the key this pool was seeded from/);
+    await assert.rejects(bitcoinSweepPlanner.plan({ network, config, log, candidates: candidates(), to: COLD, feePayer: null, min: {}, accountKeys: [TPUB84, foreign] }), /--xpub tpub\S+ is not a key this pool was seeded from/);
+    // A mixed pool with only its BIP84 key: the taproot deposit's input could not be signed by the wallet, so the plan is refused.
+    await assert.rejects(
+      bitcoinSweepPlanner.plan({ network, config, log, candidates: candidates(), to: COLD, feePayer: null, min: {}, accountKeys: [TPUB84] }),
+      new RegExp(`deposit #0 \\(key ${keyFingerprint(TPUB86)}\\) was seeded from an account key not given: pass every account key of the pool, one --xpub each`),
+    );
   });
 });
 
