@@ -16,6 +16,8 @@ import { bitcoinSweepSender } from '../../src/families/bitcoin/sweep-send.ts';
 import { bitcoinSweepSigner } from '../../src/families/bitcoin/sweep-sign.ts';
 import type { RefundAsk, SweepCandidate, SweepKey, SweepPlan } from '../../src/families/sweep.ts';
 import { createLogger } from '../../src/logger.ts';
+import { checkDecoded } from '../../src/sweep/check-decoded.ts';
+import { bitcoinSweepVerifier } from '../../src/families/bitcoin/sweep-verify.ts';
 import { planId } from '../../src/sweep/plan-file.ts';
 import { startEsploraSim, type EsploraSim } from '../helpers/esplora-sim.ts';
 
@@ -153,6 +155,36 @@ describe('bitcoin refunds: plan (Esplora), sign offline, broadcast', () => {
     await refund(w, short);
     assert.equal((await balance(w.sim, BUYER)) - buyerBefore, 49_000n + 49_130n);
     assert.equal((await balance(w.sim, d2!.address)) + (await balance(w.sim, d3!.address)), 0n);
+  });
+
+  test('a payment refunded in two steps: the over-payment, then the rest as the store counts it (less the first fee), leaves the deposit empty', async (t) => {
+    const w = await world(t);
+    const d0 = pool[0]!;
+    // 100,000 sat asked, 150,000 received: the over-payment first, out of which the change pays the fee.
+    w.sim.mine([[{ address: d0.address, sats: 150_000n }]]);
+    const read = (p: SweepPlan) => checkDecoded(p, p.transactions.map((tx) => bitcoinSweepVerifier.decodeUnsigned(p, tx)), { maxFee: null });
+    const over = await plan(w, d0, 50_000n);
+    const firstFee = read(over).fee;
+    assert.equal(firstFee, BigInt(over.deposits[0]!.fee));
+    const [signed] = bitcoinSweepSigner.sign(over, keysFor(over));
+    assert.deepEqual(await bitcoinSweepSender.broadcast(w.network, w.config, signed!), { accepted: true });
+    // Until the change confirms, the rest cannot be planned: the address holds nothing confirmed.
+    const rest = 150_000n - 50_000n - firstFee;
+    await assert.rejects(plan(w, d0, rest), new RegExp(`holds 0 sat \\(0 BTC\\) confirmed \\(and ${rest} sat \\(0\\.\\d+ BTC\\) unconfirmed\\): less than the refund`));
+    w.sim.mine();
+    // Counting the first refund's fee as refunded too would ask for more than the address holds.
+    await assert.rejects(plan(w, d0, 100_000n), new RegExp(`holds ${rest} sat \\(0\\.\\d+ BTC\\) confirmed: less than the refund of 100000 sat`));
+    // The rest (what the store says is left: received − refunded − the fee the deposit paid): the fee now comes out of it.
+    const second = await plan(w, d0, rest);
+    const reading = read(second);
+    assert.deepEqual(second.deposits[0]!.leftBehind, []);
+    assert.equal(reading.nativeMoved + reading.fee, rest);
+    const buyerBefore = await balance(w.sim, BUYER);
+    await refund(w, second);
+    assert.equal((await balance(w.sim, BUYER)) - buyerBefore, rest - reading.fee);
+    assert.equal(await balance(w.sim, d0.address), 0n, 'nothing is left on the deposit');
+    // What the buyer received in all, plus both fees, is what they sent.
+    assert.equal(50_000n + (rest - reading.fee) + firstFee + reading.fee, 150_000n);
   });
 
   test('a refund larger than the address holds is refused by the planner, saying how much it holds', async (t) => {

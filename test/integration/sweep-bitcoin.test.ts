@@ -3,13 +3,18 @@ import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import * as ecc from '@bitcoinerlab/secp256k1';
+import { BIP32Factory } from 'bip32';
 import * as bitcoin from 'bitcoinjs-lib';
+import { Mnemonic } from 'ethers';
 import { Payment } from '../../src/store/entities/payment.entity.ts';
 import { WalletAddress } from '../../src/store/entities/wallet-address.entity.ts';
 import { openDatabase } from '../../src/store/orm.ts';
 import type { PaymentStatus } from '../../src/domain/lifecycle.ts';
 import { FAMILIES } from '../../src/families/families.ts';
 import type { SweepPlan } from '../../src/families/sweep.ts';
+import { bitcoinSweepVerifier } from '../../src/families/bitcoin/sweep-verify.ts';
+import { checkDecoded } from '../../src/sweep/check-decoded.ts';
 import { ACCOUNT, cliIn, leasedPayment, PHRASE, regtest, regtestAddress, TPUB84 } from '../helpers/bitcoin-pool.ts';
 import { runCli } from '../helpers/cli.ts';
 import { createTestDatabase, DIALECTS, skipUnless } from '../helpers/databases.ts';
@@ -185,6 +190,62 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+describe('bitcoin sweep of a mixed BIP84/BIP86 pool through the CLI', () => {
+  test('--xpub given once per account: every input carries its derivation and a hardware-wallet-style signer completes the PSBT', async (t) => {
+    const sim = await startEsploraSim();
+    t.after(() => sim.close());
+    const tdb = await createTestDatabase('sqlite');
+    t.after(() => tdb.drop());
+    const dir = mkdtempSync(join(tmpdir(), 'chaingate-sweep-'));
+    const config = writeConfigFile({ chains: { bitcoin: { testnet: { rpcUrl: sim.url, network: 'REGTEST', confirmations: 1 } } }, log: { level: 'warn' } });
+    const { ok, refused } = cliIn({ CHAINGATE_DATABASE_URL: tdb.url, CHAINGATE_MASTER_KEY: 't'.repeat(64), CHAINGATE_CONFIG: config }, dir);
+    const hd = BIP32Factory(ecc).fromSeed(Buffer.from(Mnemonic.fromPhrase(PHRASE).computeSeed().slice(2), 'hex'), bitcoin.networks.testnet);
+    const tpub86 = hd.derivePath("m/86'/1'/0'").neutered().toBase58();
+    const merchant = json<{ id: string }>((await ok(['merchant', 'create', '--name', 'Acme', '--json'])).stdout);
+    await ok(['wallets', 'seed', '--chain', 'bitcoin', '--testnet', '--xpub', TPUB84, '--count', '2']);
+    await ok(['wallets', 'seed', '--chain', 'bitcoin', '--testnet', '--xpub', tpub86, '--script', 'p2tr', '--count', '2']);
+    const db = await openDatabase(tdb.url);
+    t.after(() => db.close());
+    const em = db.em();
+    const pool = await em.find(WalletAddress, { chain: 'bitcoin', isTestnet: true }, { orderBy: { address: 'asc' } });
+    assert.deepEqual(pool.map((w) => w.address.slice(0, 6)).sort(), ['bcrt1p', 'bcrt1p', 'bcrt1q', 'bcrt1q']);
+    const invoice = paidInvoice(em, merchant.id, 'INV-SWEEP-MIXED-0001');
+    for (const [i, w] of pool.entries()) {
+      await leasedPayment(em, invoice, merchant.id, { referenceId: `PAY-SWEEP-MIXED-000${i}`, status: 'COMPLETED', address: w.address, amount: '0.0005', receivedAmount: '0.0005', requiredConfirmations: 1 });
+    }
+    sim.mine([pool.map((w) => ({ address: w.address, sats: 50_000n }))]);
+
+    const plan = (extra: string[]) => ['sweep', 'plan', '--chain', 'bitcoin', '--testnet', '--to', COLD, '--out', join(dir, 'plan.json'), '--json', ...extra];
+    // One key of a two-key pool: the taproot inputs could not be signed by the wallet, so no plan.
+    await refused(plan(['--xpub', TPUB84, '--fingerprint', '73c5da0a']), /deposit #0 \(key [0-9a-f]{16}\) was seeded from an account key not given: pass every account key of the pool, one --xpub each/);
+    assert.equal(existsSync(join(dir, 'plan.json')), false);
+    const swept = json<{ plan: SweepPlan }>((await ok(plan(['--xpub', TPUB84, '--xpub', tpub86, '--fingerprint', '73c5da0a']))).stdout).plan;
+    checkDecoded(swept, swept.transactions.map((tx) => bitcoinSweepVerifier.decodeUnsigned(swept, tx)), { maxFee: null });
+    const psbt = bitcoin.Psbt.fromBase64((swept.transactions[0]!.payload as { psbt: string }).psbt, { network: regtest });
+    assert.equal(psbt.inputCount, 4);
+    // The external signer holds only the HD root: bitcoinjs signInputHD for P2WPKH; for P2TR the key at the tap derivation, tweaked (BIP86).
+    for (const [i, input] of psbt.data.inputs.entries()) {
+      if (input.witnessUtxo!.script[0] === 0x00) {
+        assert.match(input.bip32Derivation![0]!.path, /^m\/84'\/1'\/0'\/0\/[01]$/);
+        psbt.signInputHD(i, hd);
+      } else {
+        const [d] = input.tapBip32Derivation!;
+        assert.match(d!.path, /^m\/86'\/1'\/0'\/0\/[01]$/);
+        assert.equal(Buffer.compare(d!.masterFingerprint, hd.fingerprint), 0);
+        const node = hd.derivePath(d!.path);
+        assert.equal(Buffer.compare(node.publicKey.subarray(1, 33), input.tapInternalKey!), 0);
+        psbt.signTaprootInput(i, node.tweak(bitcoin.crypto.taggedHash('TapTweak', node.publicKey.subarray(1, 33))));
+      }
+    }
+    psbt.finalizeAllInputs();
+    const raw = psbt.extractTransaction().toHex();
+    const decoded = bitcoinSweepVerifier.decodeSigned(swept, swept.transactions[0]!, raw);
+    const res = await fetch(`${sim.url}/tx`, { method: 'POST', body: raw });
+    assert.equal(await res.text(), decoded.txid, 'the node accepts it, under the txid the verifier computed');
+    assert.equal(decoded.pays[0]!.amount + decoded.fee, 200_000n);
+  });
+});
 
 describe('sweep refusals that need no chain', () => {
   test('an invalid or pool --to, a chain switched off, a family without sweeps: clear errors, no file', async (t) => {

@@ -23,6 +23,7 @@ interface Prevout {
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 const outpointOf = (hash: Uint8Array, index: number) => `${hex(Uint8Array.from(hash).reverse())}:${index}`;
+const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
 
 function networkOf(plan: SweepPlan): bitcoin.Network {
   checkPlanNetwork(plan);
@@ -125,7 +126,7 @@ function checkSameTransaction(id: string, psbt: bitcoin.Psbt, txn: bitcoin.Trans
   if (txn.version !== psbt.version) throw differs(`version ${txn.version}, planned ${psbt.version}`);
   if (txn.locktime !== psbt.locktime) throw differs(`lock time ${txn.locktime}, planned ${psbt.locktime}`);
   const ins = psbt.txInputs;
-  if (txn.ins.length !== ins.length) throw differs(`${txn.ins.length} inputs, planned ${ins.length}`);
+  if (txn.ins.length !== ins.length) throw differs(`${count(txn.ins.length, 'input')}, planned ${ins.length}`);
   txn.ins.forEach((input, i) => {
     const want = ins[i]!;
     const [got, planned] = [outpointOf(input.hash, input.index), outpointOf(want.hash, want.index)];
@@ -133,7 +134,7 @@ function checkSameTransaction(id: string, psbt: bitcoin.Psbt, txn: bitcoin.Trans
     if (input.sequence !== want.sequence) throw differs(`input ${i} has sequence ${input.sequence}, planned ${want.sequence}`);
   });
   const outs = psbt.txOutputs;
-  if (txn.outs.length !== outs.length) throw differs(`${txn.outs.length} outputs, planned ${outs.length}`);
+  if (txn.outs.length !== outs.length) throw differs(`${count(txn.outs.length, 'output')}, planned ${outs.length}`);
   txn.outs.forEach((out, i) => {
     const want = outs[i]!;
     if (Buffer.compare(out.script, want.script) !== 0) throw differs(`output ${i} pays another script (${hex(out.script)}) than planned (${hex(want.script)})`);
