@@ -59,9 +59,21 @@ for (const dialect of DIALECTS) {
       for (const [i, status] of statuses.entries()) {
         await leasedPayment(em, invoice, merchant.id, { referenceId: `PAY-SWEEP-TEST-000${i}`, status, address: pool[i]!.address, amount: '0.001', receivedAmount: '0', requiredConfirmations: 2 });
       }
-      const [d0, d1, d2, , d4] = pool.map((w) => w.address);
+      const [d0, d1, d2, d3, d4] = pool.map((w) => w.address);
       sim.mine([[{ address: d0!, sats: 60_000n }, { address: d1!, sats: 40_000n }], [{ address: d2!, sats: 30_000n }, { address: d4!, sats: 10_000n }]]);
       sim.mineEmpty(1);
+
+      // What depends on no database (the summary, the signer's refusals) runs once, on SQLite.
+      const offlineChecks = dialect === 'sqlite';
+      if (offlineChecks) {
+        const humanFile = join(dir, 'plan-human.json');
+        const human = await ok(['sweep', 'plan', '--chain', 'bitcoin', '--testnet', '--to', COLD, '--out', humanFile]);
+        assert.match(human.stdout, /#0 bcrt1q\S+: moves 0\.0005\d+ BTC, fee 0\.00000\d+ BTC/);
+        assert.match(human.stdout, /1 × leased to an open payment \(PENDING\)/);
+        // That plan reserves its deposits until cancelled: the next one would find none.
+        const humanId = json<SweepPlan>(readFileSync(humanFile, 'utf8')).id;
+        assert.match((await ok(['sweep', 'cancel', humanId.slice(0, 12)])).stdout, new RegExp(`cancelled sweep plan ${humanId.slice(0, 16)}`));
+      }
 
       // A plan: deposits 0 and 1 only; 2 is leased to an open payment; the never-leased 4 is not looked at.
       const planFile = join(dir, 'plan.json');
@@ -74,37 +86,36 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(plan.skipped.map((s) => s.reason), ['leased to an open payment (PENDING)', 'nothing to move']);
       assert.equal(BigInt(planned.totals.moves.BTC!) + BigInt(planned.totals.fee), 100_000n);
       assert.deepEqual(json<SweepPlan>(readFileSync(planFile, 'utf8')), plan);
-      // What depends on no database (the summary, the signer's refusals) runs once, on SQLite.
-      const offlineChecks = dialect === 'sqlite';
-      if (offlineChecks) {
-        const human = await ok(['sweep', 'plan', '--chain', 'bitcoin', '--testnet', '--to', COLD, '--out', join(dir, 'plan-again.json')]);
-        assert.match(human.stdout, /#0 bcrt1q\S+: moves 0\.0005\d+ BTC, fee 0\.00000\d+ BTC/);
-        assert.match(human.stdout, /1 × leased to an open payment \(PENDING\)/);
-      }
+      // A second plan now finds both deposits reserved by this one.
+      const again = json<{ written: boolean; plan: SweepPlan }>((await ok(['sweep', 'plan', '--chain', 'bitcoin', '--testnet', '--to', COLD, '--out', join(dir, 'plan-again.json'), '--json'])).stdout);
+      assert.equal(again.written, false);
+      assert.equal(again.plan.skipped.filter((x) => x.reason.startsWith(`reserved by sweep plan ${plan.id.slice(0, 16)}`)).length, 2);
 
       // Offline signing: the seed file must be private; the wrong seed, the wrong destination and a tampered plan are refused.
       const seedFile = join(dir, 'seed.txt');
       writeFileSync(seedFile, `${PHRASE}\n`, { mode: 0o644 });
       chmodSync(seedFile, 0o644);
       const signedFile = join(dir, 'signed.json');
-      const sign = ['sweep', 'sign', '--plan', planFile, '--out', signedFile, '--seed-file', seedFile, '--yes'];
+      const sign = ['sweep', 'sign', '--plan', planFile, '--out', signedFile, '--seed-file', seedFile, '--yes', '--expect-to', COLD];
       await refused(sign, /can be read by others \(mode 0644\): run `chmod 600/);
       chmodSync(seedFile, 0o600);
       if (offlineChecks) {
         const otherSeed = join(dir, 'other-seed.txt');
         writeFileSync(otherSeed, OTHER_PHRASE, { mode: 0o600 });
-        await refused(['sweep', 'sign', '--plan', planFile, '--out', signedFile, '--seed-file', otherSeed, '--yes'], /deposit #0 \(key [0-9a-f]{16}\): no account/);
-        await refused([...sign, '--expect-to', OTHER_COLD], /the plan sends to bcrt1q\S+, not to --expect-to bcrt1q\S+: refused, nothing signed/);
+        await refused(['sweep', 'sign', '--plan', planFile, '--out', signedFile, '--seed-file', otherSeed, '--yes', '--expect-to', COLD], /deposit #0 \(key [0-9a-f]{16}\): no account/);
+        await refused([...sign.slice(0, -1), OTHER_COLD], /the plan sends to bcrt1q\S+, which --expect-to bcrt1q\S+ does not name: refused, nothing signed/);
+        await refused(sign.slice(0, -2), /--yes signs without asking, so it needs --expect-to/);
         const tampered = join(dir, 'tampered.json');
         writeFileSync(tampered, JSON.stringify({ ...plan, to: OTHER_COLD }));
-        await refused(['sweep', 'sign', '--plan', tampered, '--out', signedFile, '--seed-file', seedFile, '--yes'], /was changed after `sweep plan` wrote it/);
+        await refused(['sweep', 'sign', '--plan', tampered, '--out', signedFile, '--seed-file', seedFile, '--yes', '--expect-to', COLD], /was changed after `sweep plan` wrote it/);
         const noTerminal = await cli(['sweep', 'sign', '--plan', planFile, '--out', signedFile, '--seed-file', seedFile]);
         assert.equal(noTerminal.code, 2);
         assert.match(noTerminal.stderr, /no terminal to ask on: check the summary above and pass --yes/);
       }
       assert.equal(existsSync(signedFile), false, 'nothing was signed by any refused attempt');
-      const signedOut = await ok([...sign, '--expect-to', COLD, '--json']);
-      assert.match(signedOut.stderr, /total: 0\.000\d+ BTC to bcrt1q\S+ in 1 transaction/);
+      const signedOut = await ok([...sign, '--json']);
+      // The summary is read from the PSBT: what it pays, and its fee as a share of what moves.
+      assert.match(signedOut.stderr, /tx-0: pays 0\.000\d+ BTC to bcrt1q\S+; fee at most 0\.0000\d+ BTC paid by bcrt1q\S+\n  total: 0\.000\d+ BTC to bcrt1q\S+ in 1 transaction; fees at most 0\.0000\d+ BTC \(\d\.\d\d % of the BTC moved\)/);
       assert.equal(statSync(signedFile).mode & 0o777, 0o600);
       const signed = json<{ transactions: { id: string; raw: string; txid: string }[] }>(readFileSync(signedFile, 'utf8'));
       assert.equal(sim.posted.length, 0, 'signing sends nothing');
@@ -171,15 +182,19 @@ for (const dialect of DIALECTS) {
       assert.match(empty.stdout, /nothing to sweep: no deposit holds anything worth moving; no file written/);
       assert.equal(existsSync(join(dir, 'empty.json')), false);
 
-      // A stale plan: made and signed, then its coins swept by a later plan before it was broadcast.
-      sim.mine([[{ address: d1!, sats: 20_000n }]]);
+      // A stale plan: made and signed, then its coins spent outside chaingate (the wallet itself) before it was broadcast.
+      // (d3: its payment FAILED and it was never swept; d1, swept above, is refused at broadcast as "swept by plan …" even with new coins.)
+      const [funding] = sim.mine([[{ address: d3!, sats: 20_000n }]]);
       const stalePlan = join(dir, 'stale-plan.json');
       await ok(['sweep', 'plan', '--chain', 'bitcoin', '--testnet', '--to', COLD, '--out', stalePlan]);
-      await ok(['sweep', 'sign', '--plan', stalePlan, '--out', join(dir, 'stale-signed.json'), '--seed-file', seedFile, '--yes']);
-      const spendFirst = join(dir, 'first-plan.json');
-      await ok(['sweep', 'plan', '--chain', 'bitcoin', '--testnet', '--to', OTHER_COLD, '--out', spendFirst]);
-      await ok(['sweep', 'sign', '--plan', spendFirst, '--out', join(dir, 'first-signed.json'), '--seed-file', seedFile, '--yes']);
-      await ok(['sweep', 'broadcast', '--signed', join(dir, 'first-signed.json')]);
+      await ok(['sweep', 'sign', '--plan', stalePlan, '--out', join(dir, 'stale-signed.json'), '--seed-file', seedFile, '--yes', '--expect-to', COLD]);
+      const elsewhere = new bitcoin.Psbt({ network: regtest });
+      elsewhere.addInput({ hash: funding!, index: 0, witnessUtxo: { script: bitcoin.address.toOutputScript(d3!, regtest), value: 20_000n } });
+      elsewhere.addOutput({ address: OTHER_COLD, value: 19_000n });
+      elsewhere.signInput(0, ACCOUNT.derive(0).derive(3)).finalizeAllInputs();
+      const spentElsewhere = await fetch(`${sim.url}/tx`, { method: 'POST', body: elsewhere.extractTransaction().toHex() });
+      assert.equal(spentElsewhere.status, 200, await spentElsewhere.text());
+      sim.mine();
       const posted = sim.posted.length;
       const stale = await cli(['sweep', 'broadcast', '--signed', join(dir, 'stale-signed.json'), '--json']);
       assert.equal(stale.code, 1, `${stale.stdout}${stale.stderr}`);
