@@ -60,7 +60,7 @@ for (const dialect of DIALECTS) {
         await leasedPayment(em, invoice, merchant.id, { referenceId: `PAY-SWEEP-TEST-000${i}`, status, address: pool[i]!.address, amount: '0.001', receivedAmount: '0', requiredConfirmations: 2 });
       }
       const [d0, d1, d2, d3, d4] = pool.map((w) => w.address);
-      sim.mine([[{ address: d0!, sats: 60_000n }, { address: d1!, sats: 40_000n }], [{ address: d2!, sats: 30_000n }, { address: d4!, sats: 10_000n }]]);
+      const [, fundedD4] = sim.mine([[{ address: d0!, sats: 60_000n }, { address: d1!, sats: 40_000n }], [{ address: d2!, sats: 30_000n }, { address: d4!, sats: 10_000n }]]);
       sim.mineEmpty(1);
 
       // What depends on no database (the summary, the signer's refusals) runs once, on SQLite.
@@ -129,6 +129,27 @@ for (const dialect of DIALECTS) {
       await refused(['sweep', 'broadcast', '--signed', unknown], /which this database never made/);
       await refused(['sweep', 'broadcast', '--signed', planFile], /is an unsigned plan: sign it first/);
       assert.equal(sim.posted.length, 0);
+
+      // Signed files that are not what was signed: each refused before anything is recorded or sent.
+      const forged = (name: string, tx: { raw?: string; txid?: string }) => {
+        const file = join(dir, name);
+        writeFileSync(file, JSON.stringify({ ...signed, transactions: [{ ...signed.transactions[0]!, ...tx }] }));
+        return ['sweep', 'broadcast', '--signed', file];
+      };
+      await refused(forged('forged-txid.json', { txid: 'ab'.repeat(32) }), /tx-0's raw transaction hashes to [0-9a-f]{64}, not the txid (ab){32} the file names/);
+      await refused(forged('garbage.json', { raw: '00' }), /tx-0: the signed raw is not a bitcoin transaction/);
+      const redirected = bitcoin.Transaction.fromHex(signed.transactions[0]!.raw);
+      redirected.outs[0]!.script = bitcoin.address.toOutputScript(OTHER_COLD, regtest);
+      await refused(forged('redirected.json', { raw: redirected.toHex(), txid: redirected.getId() }), /tx-0: the signed transaction is not the plan's: output 0 pays another script/);
+      // A validly signed transaction of the same wallet (the never-leased d4 to the cold address), under its own txid.
+      const another = new bitcoin.Psbt({ network: regtest });
+      another.addInput({ hash: fundedD4!, index: 1, witnessUtxo: { script: bitcoin.address.toOutputScript(d4!, regtest), value: 10_000n } });
+      another.addOutput({ address: COLD, value: 9_000n });
+      another.signInput(0, ACCOUNT.derive(0).derive(4)).finalizeAllInputs();
+      const anotherTx = another.extractTransaction();
+      await refused(forged('another.json', { raw: anotherTx.toHex(), txid: anotherTx.getId() }), /tx-0: the signed transaction is not the plan's: 1 input, planned 2: refused/);
+      assert.equal(sim.posted.length, 0, 'nothing was sent');
+      assert.equal(json<{ txs: unknown[] }[]>((await ok(['sweep', 'list', '--chain', 'bitcoin', '--json'])).stdout).flatMap((p) => p.txs).length, 0, 'nothing was recorded');
 
       // The broadcast: the node receives exactly the planned spend.
       const sent = json<{ transactions: { id: string; txid: string; status: string }[]; done: boolean }>((await ok(['sweep', 'broadcast', '--signed', signedFile, '--plan', planFile, '--json'])).stdout);
