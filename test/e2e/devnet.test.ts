@@ -176,13 +176,13 @@ describe('devnet', () => {
   });
 
   test("docs/api.md's Node client, run as written against the devnet's baseUrl, is paid with devnet pay; the API, metrics and page name the chain alike", async (t) => {
-    // As api.md says: sign-request.ts saved as sdk/sign-request.js with the types removed, in an ESM project.
+    // As api.md says: sign-request.ts and settlement.ts saved as sdk/*.js with the types removed, in an ESM project.
     const [block] = docBlocks(ROOT).filter((x) => x.file === 'docs/api.md' && x.lang === 'js' && x.body.includes("from './sdk/sign-request.js'"));
     assert.ok(block, 'the Node client example of docs/api.md');
     const project = join(cwd, 'merchant');
     mkdirSync(join(project, 'sdk'), { recursive: true });
     writeFileSync(join(project, 'package.json'), '{ "type": "module" }\n');
-    writeFileSync(join(project, 'sdk', 'sign-request.js'), stripTypeScriptTypes(readFileSync(join(ROOT, 'src/sdk/sign-request.ts'), 'utf8')));
+    for (const name of ['sign-request', 'settlement']) writeFileSync(join(project, 'sdk', `${name}.js`), stripTypeScriptTypes(readFileSync(join(ROOT, `src/sdk/${name}.ts`), 'utf8')));
     writeFileSync(join(project, 'example.js'), block.body);
     const client = spawn(process.execPath, ['example.js'], {
       cwd: project,
