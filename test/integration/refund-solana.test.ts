@@ -52,7 +52,7 @@ test('solana refund: an overpaid USDC deposit refunds the excess to the buyer\'s
   const p = await plan({ address: deposit, derivationIndex: 4, source: 'ab12cd34' }, usdcAsk(cluster, 5_000_000n), payer);
   const d = p.deposits[0]!;
   assert.deepEqual(d.moves, [{ symbol: 'USDC', token: cluster.usdc.address, decimals: 6, amount: '5000000' }]);
-  assert.equal(d.fee, '0', 'the fee payer pays');
+  assert.equal(d.fee, (10_000n + ataRent).toString(), 'what the transaction costs (the fee payer pays it): two signatures and the buyer\'s new token account');
   assert.deepEqual(d.leftBehind.map((l) => [l.holding.symbol, l.holding.amount, l.reason]), [
     ['USDC', '20000000', 'not refunded: the rest of the USDC stays on the address'],
     ['SOL', ataRent.toString(), 'not refunded: rent of its token account, which stays open'],

@@ -84,11 +84,15 @@ export async function latestLifetime(call: SolanaCall): Promise<Lifetime> {
   return { blockhash: latest.value.blockhash as Blockhash, lastValidBlockHeight: latest.value.lastValidBlockHeight };
 }
 
-/** The fee the cluster charges for a compiled message (base64); refuses a blockhash it no longer knows. */
-export async function feeFor(call: SolanaCall, base64: string): Promise<bigint> {
+/**
+ * The cluster's fee for a compiled message (base64) must be the one read from its bytes
+ * (sweep-fee.ts), which the plan states and the signer checks; refuses a blockhash the cluster no
+ * longer knows, and a cluster charging otherwise (another lamports-per-signature).
+ */
+export async function checkClusterFee(call: SolanaCall, base64: string, reckoned: bigint): Promise<void> {
   const fee = (await call('getFeeForMessage', [base64, { commitment: COMMITMENT }], FeeSchema)).value;
   if (fee === null) throw new UsageError('the cluster no longer knows the blockhash just read (getFeeForMessage answered null): plan again');
-  return fee;
+  if (fee !== reckoned) throw new UsageError(`the cluster charges ${fee} lamports for the message, not the ${reckoned} read from its bytes (5,000 a signature): refused`);
 }
 
 export const rentFor = (call: SolanaCall, space: number) => call('getMinimumBalanceForRentExemption', [space], u64);

@@ -7,8 +7,9 @@ import { UsageError } from '../../domain/errors.ts';
 import { solanaAddresses } from './address.ts';
 import { solanaRpc } from './sweep-rpc.ts';
 import { short, type SolanaSweepPayload } from './sweep-sign.ts';
-import { associatedTokenAddress, MAX_TRANSACTION_BYTES, TOKEN_PROGRAMS } from './sweep-message.ts';
-import { accounts, compileLegacy, feeFor, hold, isWallet, latestLifetime, rentFor, tokenAccountsOf } from './sweep-accounts.ts';
+import { associatedTokenAddress, MAX_TRANSACTION_BYTES, readSweepMessage, TOKEN_PROGRAMS } from './sweep-message.ts';
+import { accounts, checkClusterFee, compileLegacy, hold, isWallet, latestLifetime, rentFor, tokenAccountsOf } from './sweep-accounts.ts';
+import { LAMPORTS_PER_SIGNATURE, messageFee, rentExemptMinimum, tokenAccountSpace } from './sweep-fee.ts';
 import { planSolanaRefund } from './sweep-refund.ts';
 import { mapLimit } from '../map-limit.ts';
 
@@ -19,6 +20,9 @@ import { mapLimit } from '../map-limit.ts';
 // wallet's associated token account and closes its own token accounts, their rent going to the
 // cold wallet too: everything a deposit held ends up in cold storage. Deposits are packed into as
 // few transactions as fit Agave's 1,232-byte limit. A refund (input `refund`) is sweep-refund.ts.
+// Each deposit's `fee` is its share of what its transaction can cost (sweep-fee.ts), though the
+// fee payer pays it: its own signature, and for the first deposit of a transaction also the fee
+// payer's signature and the cold token accounts the transaction creates.
 
 const CONCURRENCY = 4;
 
@@ -29,6 +33,8 @@ interface DepositWork {
   coldAtas: Set<string>;
   /** Lamports arriving at the cold wallet (transfer and closed accounts' rent). */
   solIn: bigint;
+  /** Token accounts it closes and the lamports each holds (the payload's `closes`). */
+  closes: Record<string, string>;
 }
 
 export const solanaSweepPlanner: FamilySweepPlanner = {
@@ -61,6 +67,7 @@ export const solanaSweepPlanner: FamilySweepPlanner = {
       const leftBehind: PlannedDeposit['leftBehind'] = [];
       const instructions: Instruction[] = [];
       const coldAtas = new Set<string>();
+      const closes: Record<string, string> = {};
       let solIn = 0n;
       // Per coin or mint, summed: a deposit's SOL is its own lamports plus its token accounts' rent.
       const sum = (into: Map<string | null, Holding>, h: Holding) => {
@@ -99,6 +106,7 @@ export const solanaSweepPlanner: FamilySweepPlanner = {
             add(holding);
           }
           instructions.push(getCloseAccountInstruction({ account: address(ta.pubkey), destination: address(to), owner: signer }, { programAddress: program }));
+          closes[ta.pubkey] = rent.toString();
           add(rentHolding);
           solIn += rent;
         }
@@ -121,15 +129,24 @@ export const solanaSweepPlanner: FamilySweepPlanner = {
         skipped.push({ address: owner, reason: leftBehind.length ? [...new Set(leftBehind.map((l) => l.reason))].join('; ') : 'holds nothing' });
         return;
       }
-      work.push({ planned: { ...candidate, holdings: [...holdings.values()], moves: [...moves.values()], fee: '0', leftBehind }, instructions, coldAtas, solIn });
+      work.push({ planned: { ...candidate, holdings: [...holdings.values()], moves: [...moves.values()], fee: '0', leftBehind }, instructions, coldAtas, solIn, closes });
     });
 
     if (work.length === 0) return { deposits: [], skipped, transactions: [] };
     const lifetime = await latestLifetime(call);
     const payer = createNoopSigner(address(feePayer));
 
+    // The cold token accounts that exist already need no CreateIdempotent (and cost no rent).
+    const ataOf = (key: string) => {
+      const [mint, program] = key.split(' ') as [string, string];
+      return associatedTokenAddress(to, mint, program);
+    };
+    const neededAtas = [...new Set(work.flatMap((w) => [...w.coldAtas]))];
+    const existing = await accounts(call, neededAtas.map(ataOf));
+    const missing = new Set(neededAtas.filter((_, i) => existing[i] === null));
+
     const compile = (batch: DepositWork[]) => {
-      const atas = new Set(batch.flatMap((w) => [...w.coldAtas]));
+      const atas = new Set(batch.flatMap((w) => [...w.coldAtas]).filter((k) => missing.has(k)));
       const creates = [...atas].sort().map((key) => {
         const [mint, program] = key.split(' ') as [string, string];
         return getCreateAssociatedTokenIdempotentInstruction({ payer, ata: address(associatedTokenAddress(to, mint, program)), owner: address(to), mint: address(mint), tokenProgram: address(program) });
@@ -150,35 +167,43 @@ export const solanaSweepPlanner: FamilySweepPlanner = {
     }
     batches.push(current);
 
-    const [walletRent, tokenRent] = await Promise.all([rentFor(call, 0), rentFor(call, 165)]);
-    const neededAtas = new Set(batches.flatMap((b) => b.flatMap((w) => [...w.coldAtas])));
-    const ataKeys = [...neededAtas].map((k) => {
-      const [mint, program] = k.split(' ') as [string, string];
-      return associatedTokenAddress(to, mint, program);
-    });
-    const missingAtas = (await accounts(call, ataKeys)).filter((a) => a === null).length;
+    const walletRent = await rentFor(call, 0);
+    // What the fee payer really pays: each cold token account's rent once, whichever transaction lands first creates it.
+    let atasRent = 0n;
+    for (const key of missing) {
+      const space = tokenAccountSpace(key.split(' ')[1]!);
+      const clusterRent = await rentFor(call, space);
+      if (clusterRent !== rentExemptMinimum(space)) throw new UsageError(`the cluster's rent for a ${space}-byte token account is ${clusterRent} lamports, not the ${rentExemptMinimum(space)} the signer reckons with`);
+      atasRent += clusterRent;
+    }
 
     let fees = 0n;
     const transactions: UnsignedSweepTx[] = [];
     for (const [n, batch] of batches.entries()) {
       const { bytes } = compile(batch);
       const base64 = Buffer.from(bytes).toString('base64');
-      const fee = await feeFor(call, base64);
-      fees += fee;
+      const fee = messageFee(readSweepMessage(bytes, `tx-${n}`));
+      await checkClusterFee(call, base64, fee.network);
+      fees += fee.network;
       if (!coldAccount && batch.reduce((s, w) => s + w.solIn, 0n) < walletRent) {
         throw new UsageError(`the cold wallet does not exist yet and transaction ${n} would leave it below the rent-exempt minimum: send it ${walletRent} lamports first`);
       }
-      const payload: SolanaSweepPayload = { message: base64, blockhash: lifetime.blockhash, lastValidBlockHeight: lifetime.lastValidBlockHeight.toString(), fee: fee.toString() };
+      // The first deposit carries what the transaction costs beyond the deposits' own signatures.
+      batch.forEach((w, i) => {
+        w.planned.fee = (i === 0 ? fee.total - LAMPORTS_PER_SIGNATURE * BigInt(batch.length - 1) : LAMPORTS_PER_SIGNATURE).toString();
+      });
+      const closes = Object.assign({}, ...batch.map((w) => w.closes)) as Record<string, string>;
+      const payload: SolanaSweepPayload = { message: base64, blockhash: lifetime.blockhash, lastValidBlockHeight: lifetime.lastValidBlockHeight.toString(), fee: fee.network.toString(), ...(Object.keys(closes).length ? { closes } : {}) };
       const deposits = batch.map((w) => w.planned.address);
       transactions.push({ id: `tx-${n}`, signers: [feePayer, ...deposits], deposits, after: [], payload });
     }
-    const needed = fees + tokenRent * BigInt(missingAtas) + walletRent;
+    const needed = fees + atasRent + walletRent;
     if (payerAccount.lamports < needed) {
       throw new UsageError(
-        `the fee payer holds ${payerAccount.lamports} lamports; this sweep needs ${needed} (fees ${fees}, ${missingAtas} cold token account${missingAtas === 1 ? '' : 's'} at ${tokenRent}, and ${walletRent} it must keep): fund it first`,
+        `the fee payer holds ${payerAccount.lamports} lamports; this sweep needs ${needed} (fees ${fees}, ${missing.size} cold token account${missing.size === 1 ? '' : 's'} for ${atasRent}, and ${walletRent} it must keep): fund it first`,
       );
     }
-    log.info({ chain: network.chain, deposits: work.length, transactions: transactions.length, fees: fees.toString(), coldTokenAccounts: missingAtas }, 'solana sweep planned');
+    log.info({ chain: network.chain, deposits: work.length, transactions: transactions.length, fees: fees.toString(), coldTokenAccounts: missing.size }, 'solana sweep planned');
     return { deposits: work.map((w) => w.planned), skipped, transactions };
   },
 };

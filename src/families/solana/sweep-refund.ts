@@ -8,8 +8,9 @@ import { refundCandidate, type RefundInput } from '../sweep-refund.ts';
 import { solanaAddresses } from './address.ts';
 import { solanaRpc } from './sweep-rpc.ts';
 import { short, type SolanaSweepPayload } from './sweep-sign.ts';
-import { associatedTokenAddress, TOKEN_PROGRAMS } from './sweep-message.ts';
-import { accounts, compileLegacy, feeFor, hold, isWallet, latestLifetime, rentFor, tokenAccountsOf, type TokenAccount } from './sweep-accounts.ts';
+import { associatedTokenAddress, readSweepMessage, TOKEN_PROGRAMS } from './sweep-message.ts';
+import { accounts, checkClusterFee, compileLegacy, hold, isWallet, latestLifetime, rentFor, tokenAccountsOf, type TokenAccount } from './sweep-accounts.ts';
+import { messageFee, rentExemptMinimum, tokenAccountSpace } from './sweep-fee.ts';
 
 // A Solana refund (RefundAsk in ../sweep.ts): one legacy transaction from one address that moves
 // exactly the refund to the buyer, a System transfer of SOL or a transferChecked into the buyer's
@@ -17,7 +18,9 @@ import { accounts, compileLegacy, feeFor, hold, isWallet, latestLifetime, rentFo
 // the remainder, other tokens and the accounts' rent stay for the next sweep. The fee payer pays
 // the fee and the buyer's token account where the plan names one; else the address does, and
 // Solana's rent rule (a System account ends at 0 or at least the rent-exempt minimum) decides
-// whether the fee can come out of what stays or must come out of the refund.
+// whether the fee can come out of what stays or must come out of the refund. The buyer's token
+// account is created only when it does not exist yet, and its rent counts as fee (sweep-fee.ts):
+// the planned deposit's `fee` is what the transaction costs, whoever pays it.
 
 /** Agave's rent-state rule for an account going from `pre` to `post` lamports (same data size). */
 const rentAllows = (pre: bigint, post: bigint, minimum: bigint) => post === 0n || post >= minimum || (pre < minimum && post <= pre);
@@ -109,7 +112,14 @@ export async function planSolanaRefund({ network, config, log, candidates, to: t
     const sources = [...mine].sort((a, b) => (balance(b) > balance(a) ? 1 : balance(b) < balance(a) ? -1 : 0));
     const program = sources[0]!.account.owner;
     const ata = associatedTokenAddress(to, mint, program);
-    const instructions: Instruction[] = [getCreateAssociatedTokenIdempotentInstruction({ payer: createNoopSigner(address(payer)), ata: address(ata), owner: address(to), mint: address(mint), tokenProgram: address(program) })];
+    const [ataAccount] = await accounts(call, [ata]);
+    const instructions: Instruction[] = [];
+    if (!ataAccount) {
+      const space = tokenAccountSpace(program);
+      ataCost = await rentFor(call, space);
+      if (ataCost !== rentExemptMinimum(space)) throw new UsageError(`the cluster's rent for a ${space}-byte token account is ${ataCost} lamports, not the ${rentExemptMinimum(space)} the signer reckons with`);
+      instructions.push(getCreateAssociatedTokenIdempotentInstruction({ payer: createNoopSigner(address(payer)), ata: address(ata), owner: address(to), mint: address(mint), tokenProgram: address(program) }));
+    }
     let rest = refund.amount;
     for (const ta of sources) {
       const have = balance(ta);
@@ -119,12 +129,12 @@ export async function planSolanaRefund({ network, config, log, candidates, to: t
       instructions.push(getTransferCheckedInstruction({ source: address(ta.pubkey), mint: address(mint), destination: address(ata), authority, amount: take, decimals: refund.decimals }, { programAddress: address(ta.account.owner) }));
       rest -= take;
     }
-    const [ataAccount] = await accounts(call, [ata]);
-    if (!ataAccount) ataCost = await rentFor(call, program === TOKEN_PROGRAMS[0] ? 165 : 170);
     built = { instructions, lamportsOut: 0n };
   }
 
-  const fee = await feeFor(call, Buffer.from(compile(built.instructions).bytes).toString('base64'));
+  const first = compile(built.instructions).bytes;
+  const { network: fee, total } = messageFee(readSweepMessage(first, 'the refund'));
+  await checkClusterFee(call, Buffer.from(first).toString('base64'), fee);
   let paid = 0n; // what the address itself pays: the fee, and the buyer's token account without a fee payer
   if (feePayer) {
     const needed = fee + ataCost + walletRent;
@@ -164,7 +174,7 @@ export async function planSolanaRefund({ network, config, log, candidates, to: t
   const payload: SolanaSweepPayload = { message: base64, blockhash: lifetime.blockhash, lastValidBlockHeight: lifetime.lastValidBlockHeight.toString(), fee: fee.toString() };
   log.info({ chain: network.chain, symbol: refund.symbol, fee: fee.toString(), feePayer: feePayer !== null }, 'solana refund planned');
   return {
-    deposits: [{ ...candidate, holdings, moves, fee: paid.toString(), leftBehind }],
+    deposits: [{ ...candidate, holdings, moves, fee: total.toString(), leftBehind }],
     skipped: [],
     transactions: [{ id: 'tx-0', signers: feePayer ? [feePayer, owner] : [owner], deposits: [owner], after: [], payload }],
   };

@@ -22,8 +22,10 @@ export const SolanaSweepPayloadSchema = z.strictObject({
   blockhash: z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/),
   /** The last block height at which the network still accepts the transaction (getLatestBlockhash). */
   lastValidBlockHeight: z.string().regex(/^\d+$/),
-  /** What the fee payer pays for this transaction, lamports (getFeeForMessage). */
+  /** The cluster's fee for the message, lamports (getFeeForMessage): signatures and priority, not token accounts' rent. Informational: the verifier reads the fee from the message. */
   fee: z.string().regex(/^\d+$/),
+  /** Per token account the message closes, the lamports it held at planning: they go to the close's destination, and the message does not state them. */
+  closes: z.record(z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/), z.string().regex(/^\d+$/)).optional(),
 });
 export type SolanaSweepPayload = z.infer<typeof SolanaSweepPayloadSchema>;
 
@@ -97,6 +99,10 @@ function check(plan: SweepPlan, txId: string, txDeposits: readonly string[], txS
         toCold(action.destination, 'a closed token account\'s rent', plan.to);
         from(action.owner, 'the token account owner');
         break;
+      case 'compute-limit':
+      case 'compute-price':
+        // The planners set no priority fee; a plan that does was not made by them.
+        throw new UsageError(`${at}: a compute-budget instruction, which the planner never writes: refused`);
     }
   }
 }
