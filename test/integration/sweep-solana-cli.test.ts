@@ -11,7 +11,10 @@ import { WalletAddress } from '../../src/store/entities/wallet-address.entity.ts
 import { openDatabase } from '../../src/store/orm.ts';
 import type { PaymentStatus } from '../../src/domain/lifecycle.ts';
 import { solanaDepositAddresses, solanaKeyAt } from '../../src/families/solana/ed25519-keys.ts';
-import type { SweepPlan } from '../../src/families/sweep.ts';
+import type { SignedSweep, SweepPlan } from '../../src/families/sweep.ts';
+import { decodeBase58 } from '../../src/families/base58check.ts';
+import { ed25519Sign } from '../../src/families/ed25519-keys.ts';
+import { formatUnits } from '../../src/domain/money.ts';
 import { runCli } from '../helpers/cli.ts';
 import { createTestDatabase } from '../helpers/databases.ts';
 import { writeConfigFile } from '../helpers/indexer-process.ts';
@@ -95,7 +98,47 @@ test('solana sweep through the CLI: plan, sign offline, broadcast to finalized, 
   const signedFile = join(dir, 'signed.json');
   const signing = await ok(['sweep', 'sign', '--plan', planFile, '--out', signedFile, '--seed-file', seedFile, '--yes', '--expect-to', cold]);
   assert.match(signing.stderr, /30 USDC/);
+  // The summary's fee is read from the bytes: the signatures and the cold wallet's new USDC account.
+  const fees = BigInt(plan.transactions.reduce((n, tx) => n + 5000 * tx.signers.length, 0));
+  assert.match(signing.stderr, new RegExp(`fees at most ${formatUnits(fees + ataRent * BigInt(plan.transactions.length), 9).replace('.', '\\.')} SOL`));
   assert.equal(cluster.calls.sendTransaction ?? 0, 0, 'signing sends nothing');
+
+  // Signed files that are not what was signed: a forged txid, a damaged raw, a broken signature, and
+  // tx-0 re-signed by the seed's own keys with the cold wallet swapped for a thief's in its accounts.
+  // Each is refused in one line before anything is recorded or sent; the genuine file goes through afterwards.
+  const genuine = json<SignedSweep>(readFileSync(signedFile, 'utf8'));
+  const thief = solanaKeyAt(Buffer.alloc(64, 9), 0).address;
+  const wire = Buffer.from(genuine.transactions[0]!.raw, 'base64');
+  const count = wire[0]!;
+  const message = Buffer.from(wire.subarray(1 + 64 * count));
+  const at = message.indexOf(Buffer.from(decodeBase58(cold)!));
+  assert.ok(at > 0, 'the cold wallet is among the message\'s accounts');
+  message.set(decodeBase58(thief)!, at);
+  const keyOf = (signer: string) => [payer, ...listed].indexOf(signer);
+  const signers = Array.from({ length: count }, (_, i) => [payer, ...listed].find((a) => Buffer.from(decodeBase58(a)!).equals(message.subarray(4 + 32 * i, 36 + 32 * i)))!);
+  const thiefRaw = Buffer.concat([Buffer.from([count]), ...signers.map((a) => ed25519Sign(solanaKeyAt(seed, keyOf(a)).privateKey, message)), message]).toString('base64');
+  const broken = Buffer.from(wire);
+  broken[1 + 64 + 5]! ^= 1;
+  const forgeries: [string, (t: SignedSweep['transactions']) => void, RegExp][] = [
+    ['forged-txid', (t) => { t[0]!.txid = solanaKeyAt(Buffer.alloc(64, 3), 0).address; }, /tx-0's raw transaction hashes to \w+, not the txid \w+ the file names/],
+    ['damaged', (t) => { t[0]!.raw = '00'; }, /tx-0: the signed transaction is not base64/],
+    ['broken-signature', (t) => { t[0]!.raw = broken.toString('base64'); }, /tx-0: the signature of \w+…\w+ does not verify/],
+    ['elsewhere', (t) => { t[0]!.raw = thiefRaw; }, /tx-0: the signed transaction is not the plan's: its instruction 0 is/],
+  ];
+  for (const [name, edit, pattern] of forgeries) {
+    const forged = structuredClone(genuine);
+    edit(forged.transactions);
+    const file = join(dir, `${name}.json`);
+    writeFileSync(file, JSON.stringify(forged), { mode: 0o600 });
+    const r = await runCli(['sweep', 'broadcast', '--signed', file, '--wait'], env, { cwd: dir });
+    assert.equal(r.code, 2, `${name}: ${r.stdout}${r.stderr}`);
+    assert.match(r.stderr, pattern, name);
+    assert.equal(r.stderr.trim().split('\n').length, 1, `${name}: one line`);
+    assert.equal(cluster.calls.sendTransaction ?? 0, 0, `${name}: nothing sent`);
+  }
+  assert.equal(cluster.tokenBalance(cluster.usdc, address(cold)), null, 'the chain is unchanged: no cold token account');
+  const none = json<{ planId: string; txs: unknown[] }[]>((await ok(['sweep', 'list', '--chain', 'solana', '--json'])).stdout).find((p) => p.planId === plan.id);
+  assert.equal(none?.txs.length ?? 0, 0, 'nothing recorded for the refused files');
 
   // The cluster finalizes what it executed every 200 ms while the broadcast follows it.
   const payerBefore = cluster.lamports(address(payer));
@@ -108,7 +151,6 @@ test('solana sweep through the CLI: plan, sign offline, broadcast to finalized, 
   }
   assert.equal(sent.done, true);
   assert.deepEqual(sent.transactions.map((x) => x.status), plan.transactions.map(() => 'FINAL'));
-  const fees = BigInt(plan.transactions.reduce((n, tx) => n + 5000 * tx.signers.length, 0));
   assert.equal(cluster.tokenBalance(cluster.usdc, address(cold)), 30_000_000n);
   assert.equal(cluster.lamports(address(cold)), 250_000_000n + 2n * ataRent, 'the SOL and both token accounts\' rent');
   for (const d of [d0, d1]) {
