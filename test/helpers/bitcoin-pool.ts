@@ -27,6 +27,17 @@ export const TPUB84 = ACCOUNT.neutered().toBase58();
 /** A regtest P2WPKH address no key of the tests holds, told apart by `byte`. */
 export const regtestAddress = (byte: number): string => bitcoin.payments.p2wpkh({ hash: Buffer.alloc(20, byte), network: regtest }).address!;
 
+/** Satoshi the raw transactions a node received pay an address. */
+export function paidTo(raws: string[], address: string): bigint {
+  let sum = 0n;
+  for (const raw of raws) {
+    for (const out of bitcoin.Transaction.fromHex(raw).outs) {
+      if (bitcoin.address.fromOutputScript(out.script, regtest) === address) sum += out.value;
+    }
+  }
+  return sum;
+}
+
 /** The CLI in `dir`: `ok` asserts exit 0, `refused` exit 2 with stderr matching `pattern`. */
 export function cliIn(env: Record<string, string>, dir: string) {
   const cli = (args: string[], extra: Record<string, string> = {}) => runCli(args, { ...env, ...extra }, { cwd: dir });

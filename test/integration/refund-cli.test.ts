@@ -11,7 +11,7 @@ import { WebhookDelivery } from '../../src/store/entities/webhook-delivery.entit
 import { WebhookEvent } from '../../src/store/entities/webhook-event.entity.ts';
 import type { PaymentStatus } from '../../src/domain/lifecycle.ts';
 import type { SweepPlan } from '../../src/families/sweep.ts';
-import { ACCOUNT, cliIn, leasedPayment, PHRASE, regtest, regtestAddress, TPUB84 } from '../helpers/bitcoin-pool.ts';
+import { ACCOUNT, cliIn, leasedPayment, paidTo, PHRASE, regtest, regtestAddress, TPUB84 } from '../helpers/bitcoin-pool.ts';
 import { DIALECTS, skipUnless } from '../helpers/databases.ts';
 import { startTestDaemon } from '../helpers/daemon.ts';
 import { startEsploraSim } from '../helpers/esplora-sim.ts';
@@ -28,17 +28,6 @@ const BUYER = regtestAddress(0x51);
 const LATE_BUYER = regtestAddress(0x52);
 
 const json = <T>(text: string): T => JSON.parse(text) as T;
-
-/** What the chain paid an address in the transactions the node received. */
-function paidTo(posted: string[], address: string): bigint {
-  let sum = 0n;
-  for (const raw of posted) {
-    for (const out of bitcoin.Transaction.fromHex(raw).outs) {
-      if (bitcoin.address.fromOutputScript(out.script, regtest) === address) sum += out.value;
-    }
-  }
-  return sum;
-}
 
 for (const dialect of DIALECTS) {
   describe(`bitcoin refunds through the CLI on ${dialect}`, { skip: await skipUnless(dialect) }, () => {

@@ -9,8 +9,8 @@ import { WalletAddress } from '../../src/store/entities/wallet-address.entity.ts
 import { broadcastSweep } from '../../src/sweep/broadcast-sweep.ts';
 import { planRefund } from '../../src/sweep/plan-refund.ts';
 import { signSweep } from '../../src/sweep/sign-sweep.ts';
-import { ACCOUNT, cliIn, leasedPayment, PHRASE, regtest, regtestAddress, TPUB84 } from '../helpers/bitcoin-pool.ts';
-import { DIALECTS, skipUnless } from '../helpers/databases.ts';
+import { ACCOUNT, cliIn, leasedPayment, paidTo, PHRASE, regtest, regtestAddress, TPUB84 } from '../helpers/bitcoin-pool.ts';
+import { type DialectName, DIALECTS, skipUnless } from '../helpers/databases.ts';
 import { startTestDaemon, TEST_MASTER_KEY } from '../helpers/daemon.ts';
 import { startEsploraSim } from '../helpers/esplora-sim.ts';
 import { writeConfigFile } from '../helpers/indexer-process.ts';
@@ -25,38 +25,36 @@ import { paidInvoice } from '../helpers/ledger-rows.ts';
 const ROUNDS = 10;
 const DAY = 24 * 3_600_000;
 
-/** Satoshi the posted transactions pay an address. */
-function paidTo(raws: string[], address: string): bigint {
-  let sum = 0n;
-  for (const raw of raws) {
-    for (const out of bitcoin.Transaction.fromHex(raw).outs) {
-      if (bitcoin.address.fromOutputScript(out.script, regtest) === address) sum += out.value;
-    }
-  }
-  return sum;
+/**
+ * A regtest chain, serve's store and a second process's store (its own connections to the same
+ * database), the seed file, `count` pool addresses seeded from the BIP84 account, and a paid invoice.
+ */
+async function regtestShop(t: { after(fn: () => Promise<void> | void): void }, dialect: DialectName, count: number) {
+  const sim = await startEsploraSim();
+  t.after(() => sim.close());
+  sim.mineEmpty(1);
+  const chains = { bitcoin: { testnet: { rpcUrl: sim.url, network: 'REGTEST', confirmations: 1, blockTimeMs: 1000 } } };
+  const gw = await startTestDaemon(t, dialect, { chains });
+  const dir = mkdtempSync(join(tmpdir(), 'chaingate-race-'));
+  const env = { CHAINGATE_DATABASE_URL: gw.common.config.database.url, CHAINGATE_MASTER_KEY: TEST_MASTER_KEY, CHAINGATE_CONFIG: writeConfigFile({ chains, log: { level: 'warn' } }), CHAINGATE_LOG_LEVEL: 'silent' };
+  const other = await openCommon({ env, skipMigrationCheck: true });
+  t.after(() => other.close());
+  const seedFile = join(dir, 'seed.txt');
+  writeFileSync(seedFile, `${PHRASE}\n`, { mode: 0o600 });
+  chmodSync(seedFile, 0o600);
+  await cliIn(env, dir).ok(['wallets', 'seed', '--chain', 'bitcoin', '--testnet', '--xpub', TPUB84, '--count', String(count)]);
+  const em = gw.common.db.em();
+  const pool = (await em.find(WalletAddress, { chain: 'bitcoin', isTestnet: true }, { orderBy: { derivationIndex: 'asc' } })).map((w) => w.address);
+  const invoice = paidInvoice(em, gw.merchant.id, `INV-RACE-${dialect}-${count}`);
+  await em.flush();
+  return { sim, gw, other, dir, seedFile, env, pool, invoice };
 }
 
 for (const dialect of DIALECTS) {
   describe(`concurrent refund broadcasts on ${dialect}`, { skip: await skipUnless(dialect) }, () => {
     test(`${ROUNDS} rounds of two refunds of one payment broadcast at once: one is sent, one refused`, async (t) => {
-      const sim = await startEsploraSim();
-      t.after(() => sim.close());
-      sim.mineEmpty(1);
-      const chains = { bitcoin: { testnet: { rpcUrl: sim.url, network: 'REGTEST', confirmations: 1, blockTimeMs: 1000 } } };
-      const gw = await startTestDaemon(t, dialect, { chains });
-      const dir = mkdtempSync(join(tmpdir(), 'chaingate-refund-race-'));
-      const env = { CHAINGATE_DATABASE_URL: gw.common.config.database.url, CHAINGATE_MASTER_KEY: TEST_MASTER_KEY, CHAINGATE_CONFIG: writeConfigFile({ chains, log: { level: 'warn' } }), CHAINGATE_LOG_LEVEL: 'silent' };
-      // A second process's store: its own connections to the same database.
-      const other = await openCommon({ env, skipMigrationCheck: true });
-      t.after(() => other.close());
-      const seedFile = join(dir, 'seed.txt');
-      writeFileSync(seedFile, `${PHRASE}\n`, { mode: 0o600 });
-      chmodSync(seedFile, 0o600);
-      await cliIn(env, dir).ok(['wallets', 'seed', '--chain', 'bitcoin', '--testnet', '--xpub', TPUB84, '--count', String(ROUNDS)]);
+      const { sim, gw, other, dir, seedFile, pool, invoice } = await regtestShop(t, dialect, ROUNDS);
       const em = gw.common.db.em();
-      const pool = (await em.find(WalletAddress, { chain: 'bitcoin', isTestnet: true }, { orderBy: { derivationIndex: 'asc' } })).map((w) => w.address);
-      const invoice = paidInvoice(em, gw.merchant.id, 'INV-RACE-0001');
-      await em.flush();
 
       for (let round = 0; round < ROUNDS; round++) {
         const deposit = pool[round]!;
@@ -99,24 +97,9 @@ for (const dialect of DIALECTS) {
     });
 
     test('a sweep and a refund of the same deposit broadcast at once: one wins, the other is refused before sending', async (t) => {
-      const sim = await startEsploraSim();
-      t.after(() => sim.close());
-      sim.mineEmpty(1);
-      const chains = { bitcoin: { testnet: { rpcUrl: sim.url, network: 'REGTEST', confirmations: 1, blockTimeMs: 1000 } } };
-      const gw = await startTestDaemon(t, dialect, { chains });
-      const dir = mkdtempSync(join(tmpdir(), 'chaingate-sweep-race-'));
-      const env = { CHAINGATE_DATABASE_URL: gw.common.config.database.url, CHAINGATE_MASTER_KEY: TEST_MASTER_KEY, CHAINGATE_CONFIG: writeConfigFile({ chains, log: { level: 'warn' } }), CHAINGATE_LOG_LEVEL: 'silent' };
-      const other = await openCommon({ env, skipMigrationCheck: true });
-      t.after(() => other.close());
-      const seedFile = join(dir, 'seed.txt');
-      writeFileSync(seedFile, `${PHRASE}\n`, { mode: 0o600 });
-      chmodSync(seedFile, 0o600);
-      const { ok, refused: refusedCli } = cliIn(env, dir);
-      await ok(['wallets', 'seed', '--chain', 'bitcoin', '--testnet', '--xpub', TPUB84, '--count', '4']);
+      const { sim, gw, other, dir, seedFile, env, pool, invoice } = await regtestShop(t, dialect, 4);
       const em = gw.common.db.em();
-      const pool = (await em.find(WalletAddress, { chain: 'bitcoin', isTestnet: true }, { orderBy: { derivationIndex: 'asc' } })).map((w) => w.address);
-      const invoice = paidInvoice(em, gw.merchant.id, 'INV-RACE-0002');
-      await em.flush();
+      const { ok, refused: refusedCli } = cliIn(env, dir);
       const cold = regtestAddress(0x77);
       const winners: string[] = [];
       for (let round = 0; round < 3; round++) {

@@ -20,6 +20,7 @@ import { createTestDatabase } from '../helpers/databases.ts';
 import { writeConfigFile } from '../helpers/indexer-process.ts';
 import { paidInvoice } from '../helpers/ledger-rows.ts';
 import { startRpcProxy } from '../helpers/rpc-proxy.ts';
+import { type Forgery, refusesForgeries } from '../helpers/forged-signed.ts';
 
 // The EVM sweep through the real binary on SQLite (docs/sweeps/evm.md), on a real Hardhat node
 // (EDR, Osaka: EIP-7702) configured as the ethereum testnet's DEVNET: `sweep plan` reads the
@@ -160,25 +161,23 @@ test('evm sweep through the CLI on Hardhat: plan, sign offline, deploy the Sweep
   // The fee payer's key, signing at the batch's own nonce a payment of 1 ETH to a stranger.
   const strangerTx = Transaction.from({ type: 2, chainId: 31_337n, nonce: (plan.transactions[1]!.payload as { nonce: number }).nonce, gasLimit: 21_000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n, to: ATTACKER, value: parseEther('1') });
   strangerTx.signature = new Wallet(account.deriveChild(1).deriveChild(0).privateKey).signingKey.sign(strangerTx.unsignedHash);
-  const forgeries: [string, (t: SignedSweep['transactions']) => void, RegExp][] = [
+  const forgeries: Forgery[] = [
     ['forged-txid', (t) => { t[1]!.txid = t[0]!.txid; }, /tx-1's raw transaction hashes to 0x[0-9a-f]{64}, not the txid 0x[0-9a-f]{64} the file names/],
     ['other-raw', (t) => { t[1]!.raw = strangerTx.serialized; t[1]!.txid = strangerTx.hash!; }, /tx-1: the signed transaction's gas limit is 21000, the plan's \d+: not this plan's transaction/],
     ['swapped', (t) => { [t[0]!.raw, t[1]!.raw, t[0]!.txid, t[1]!.txid] = [t[1]!.raw, t[0]!.raw, t[1]!.txid, t[0]!.txid]; }, /tx-0: the signed transaction's/],
     ['damaged', (t) => { t[1]!.raw = '00'; }, /tx-1: the signed raw is not 0x-prefixed hex bytes/],
   ];
-  for (const [name, edit, message] of forgeries) {
-    const forged = structuredClone(signedFile0);
-    edit(forged.transactions);
-    const file = join(dir, `${name}.json`);
-    writeFileSync(file, JSON.stringify(forged), { mode: 0o600 });
-    const sends = rpc.stats.methods.eth_sendRawTransaction ?? 0;
-    const r = await runCli(['sweep', 'broadcast', '--signed', file, '--wait'], env, { cwd: dir });
-    assert.equal(r.code, 2, `${name}: ${r.stdout}${r.stderr}`);
-    assert.match(r.stderr, message, name);
-    assert.equal(r.stderr.trim().split('\n').length, 1, `${name}: one line`);
-    assert.equal(rpc.stats.methods.eth_sendRawTransaction ?? 0, sends, `${name}: nothing sent`);
-    assert.equal(await node.provider.getTransactionCount(FEE_PAYER), feePayerNonce, `${name}: the chain is unchanged`);
-  }
+  const sentBefore = rpc.stats.methods.eth_sendRawTransaction ?? 0;
+  await refusesForgeries({
+    genuine: signedFile0,
+    forgeries,
+    dir,
+    env,
+    nothingSent: async (name) => {
+      assert.equal(rpc.stats.methods.eth_sendRawTransaction ?? 0, sentBefore, `${name}: nothing sent`);
+      assert.equal(await node.provider.getTransactionCount(FEE_PAYER), feePayerNonce, `${name}: the chain is unchanged`);
+    },
+  });
   const none = json<{ planId: string; txs: unknown[] }[]>((await ok(['sweep', 'list', '--chain', 'ethereum', '--json'])).stdout).find((p) => p.planId === plan.id);
   assert.equal(none?.txs.length ?? 0, 0, 'nothing recorded for the refused files');
 

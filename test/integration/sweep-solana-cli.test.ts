@@ -20,6 +20,7 @@ import { createTestDatabase } from '../helpers/databases.ts';
 import { writeConfigFile } from '../helpers/indexer-process.ts';
 import { paidInvoice } from '../helpers/ledger-rows.ts';
 import { startSweepCluster } from '../helpers/litesvm-sweep-rpc.ts';
+import { type Forgery, refusesForgeries } from '../helpers/forged-signed.ts';
 
 // The Solana sweep through the real binary on SQLite (docs/sweeps/solana.md): a pool listed from
 // one BIP39 seed (solanaDepositAddresses) on the testnet, `sweep plan` over Solana's real SVM
@@ -119,23 +120,15 @@ test('solana sweep through the CLI: plan, sign offline, broadcast to finalized, 
   const thiefRaw = Buffer.concat([Buffer.from([count]), ...signers.map((a) => ed25519Sign(solanaKeyAt(seed, keyOf(a)).privateKey, message)), message]).toString('base64');
   const broken = Buffer.from(wire);
   broken[1 + 64 + 5]! ^= 1;
-  const forgeries: [string, (t: SignedSweep['transactions']) => void, RegExp][] = [
+  const forgeries: Forgery[] = [
     ['forged-txid', (t) => { t[0]!.txid = solanaKeyAt(Buffer.alloc(64, 3), 0).address; }, /tx-0's raw transaction hashes to \w+, not the txid \w+ the file names/],
     ['damaged', (t) => { t[0]!.raw = '00'; }, /tx-0: the signed transaction is not base64/],
     ['broken-signature', (t) => { t[0]!.raw = broken.toString('base64'); }, /tx-0: the signature of \w+…\w+ does not verify/],
     ['elsewhere', (t) => { t[0]!.raw = thiefRaw; }, /tx-0: the signed transaction is not the plan's: its instruction 0 is/],
   ];
-  for (const [name, edit, pattern] of forgeries) {
-    const forged = structuredClone(genuine);
-    edit(forged.transactions);
-    const file = join(dir, `${name}.json`);
-    writeFileSync(file, JSON.stringify(forged), { mode: 0o600 });
-    const r = await runCli(['sweep', 'broadcast', '--signed', file, '--wait'], env, { cwd: dir });
-    assert.equal(r.code, 2, `${name}: ${r.stdout}${r.stderr}`);
-    assert.match(r.stderr, pattern, name);
-    assert.equal(r.stderr.trim().split('\n').length, 1, `${name}: one line`);
-    assert.equal(cluster.calls.sendTransaction ?? 0, 0, `${name}: nothing sent`);
-  }
+  await refusesForgeries({ genuine: genuine, forgeries, dir, env, nothingSent: (name) => {
+      assert.equal(cluster.calls.sendTransaction ?? 0, 0, `${name}: nothing sent`);
+    } });
   assert.equal(cluster.tokenBalance(cluster.usdc, address(cold)), null, 'the chain is unchanged: no cold token account');
   const none = json<{ planId: string; txs: unknown[] }[]>((await ok(['sweep', 'list', '--chain', 'solana', '--json'])).stdout).find((p) => p.planId === plan.id);
   assert.equal(none?.txs.length ?? 0, 0, 'nothing recorded for the refused files');

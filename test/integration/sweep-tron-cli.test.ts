@@ -22,6 +22,7 @@ import { runCli } from '../helpers/cli.ts';
 import { createTestDatabase } from '../helpers/databases.ts';
 import { writeConfigFile } from '../helpers/indexer-process.ts';
 import { startTronSweepSim } from '../helpers/java-tron-sweep-sim.ts';
+import { type Forgery, refusesForgeries } from '../helpers/forged-signed.ts';
 
 // The Tron sweep through the real binary on SQLite (docs/sweeps/tron.md): `sweep plan` reads the
 // ledger and a java-tron-shaped node (test/helpers/java-tron-sweep-sim.ts), `sweep sign` signs
@@ -104,24 +105,16 @@ test('tron sweep through the CLI: plan, sign offline, broadcast in order to soli
   const thiefTxid = createHash('sha256').update(thiefBytes).digest('hex');
   const thiefRaw = Buffer.from(encodeSigned(thiefBytes, [signDigest(thiefTxid, Uint8Array.from(account.derive(0).derive(1).privateKey!))])).toString('hex');
   const at = (t: SignedSweep['transactions'], id: string) => t.find((x) => x.id === id)!;
-  const forgeries: [string, (t: SignedSweep['transactions']) => void, RegExp][] = [
+  const forgeries: Forgery[] = [
     ['forged-txid', (t) => { t[1]!.txid = t[0]!.txid; }, /tx-1's raw transaction hashes to [0-9a-f]{64}, not the txid [0-9a-f]{64} the file names/],
     ['swapped', (t) => { [t[0]!.raw, t[1]!.raw, t[0]!.txid, t[1]!.txid] = [t[1]!.raw, t[0]!.raw, t[1]!.txid, t[0]!.txid]; }, /tx-0: the signed transaction is not the plan's: it is a \w+, the plan's is a \w+/],
     ['damaged', (t) => { t[1]!.raw = '00'; }, /tx-1: not a signed Tron sweep transaction/],
     ['elsewhere', (t) => { at(t, trxTx.id).raw = thiefRaw; at(t, trxTx.id).txid = thiefTxid; }, new RegExp(`${trxTx.id}: the signed transaction is not the plan's: its to is 41(66){20}, the plan's 41(42){20}`)],
   ];
-  for (const [name, edit, message] of forgeries) {
-    const forged = structuredClone(genuine);
-    edit(forged.transactions);
-    const file = join(dir, `${name}.json`);
-    writeFileSync(file, JSON.stringify(forged), { mode: 0o600 });
-    const r = await runCli(['sweep', 'broadcast', '--signed', file, '--wait'], env, { cwd: dir });
-    assert.equal(r.code, 2, `${name}: ${r.stdout}${r.stderr}`);
-    assert.match(r.stderr, message, name);
-    assert.equal(r.stderr.trim().split('\n').length, 1, `${name}: one line`);
-    assert.equal(sim.calls['/wallet/broadcasthex'] ?? 0, 0, `${name}: nothing sent`);
-    assert.equal(sim.accepted.length, 0, `${name}: the chain is unchanged`);
-  }
+  await refusesForgeries({ genuine: genuine, forgeries, dir, env, nothingSent: (name) => {
+      assert.equal(sim.calls['/wallet/broadcasthex'] ?? 0, 0, `${name}: nothing sent`);
+      assert.equal(sim.accepted.length, 0, `${name}: the chain is unchanged`);
+    } });
   const none = json<{ planId: string; txs: unknown[] }[]>((await ok(['sweep', 'list', '--chain', 'tron', '--json'])).stdout).find((p) => p.planId === planned.plan.id);
   assert.equal(none?.txs.length ?? 0, 0, 'nothing recorded for the refused files');
 
