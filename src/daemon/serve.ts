@@ -13,7 +13,7 @@ import { SharedRateLimitStore } from '../store/rate-limit-counters.ts';
 import { createDeps, type DaemonDeps } from '../app/deps.ts';
 import { offerReport, type NetworkOffer, type NotOfferedCode } from '../app/availability.ts';
 import { indexerCursors } from '../store/indexer-cursor.ts';
-import { merchantKeyCache } from '../store/merchant-keys.ts';
+import { isCachedApiKey } from '../app/signed-request-scheme.ts';
 import { UsageError } from '../domain/errors.ts';
 import { readiness, type Readiness } from '../app/health.ts';
 import { openApiDocument } from '../http/openapi.ts';
@@ -59,7 +59,6 @@ export async function buildDaemonApp(deps: DaemonDeps, metrics?: DaemonMetrics):
     return reply.code(r.ready ? 200 : 503).send({ status: r.ready ? 'ready' : 'not_ready', reasons: r.reasons });
   });
   // Exempt only keys the gateway's merchant cache holds as active, and only once their signature verifies.
-  const merchants = merchantKeyCache(db, deps.common.box);
   // Shared by every serve process on PostgreSQL; a store that fails lets requests through, counted in the metrics.
   const counters = !config.rateLimit.enabled
     ? null
@@ -71,7 +70,7 @@ export async function buildDaemonApp(deps: DaemonDeps, metrics?: DaemonMetrics):
           ...(metrics ? { onFailOpen: metrics.observeRateLimitFailOpen } : {}),
         })
       : memoryCounters(config.rateLimit);
-  registerServiceWideLimits(app, config.rateLimit, counters, (apiKey) => merchants.peek(apiKey) !== undefined);
+  registerServiceWideLimits(app, config.rateLimit, counters, (apiKey) => isCachedApiKey(deps, apiKey));
   await app.register(async (scope) => gatewayPlugin(scope, deps), { prefix: '/api/v1' });
   await app.register(async (scope) => checkoutPlugin(scope, deps), { prefix: '/checkout/api/v1' });
   const pagePath = pagePathOf(config);

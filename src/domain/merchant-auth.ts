@@ -11,14 +11,3 @@ export interface AuthMerchant {
   secret: string | null;
   secretError: string | null;
 }
-
-/** The process's merchant points by API key (src/store/merchant-keys.ts MerchantKeyCache satisfies it). */
-export interface MerchantKeys {
-  /** The cached entry of an active point, without touching the database. */
-  peek(apiKey: string): AuthMerchant | undefined;
-  /** Reads the point from the database (and caches it when active); null when the key is unknown. */
-  load(apiKey: string): Promise<AuthMerchant | null>;
-  /** Whether the entry is still the stored version of an active point (one primary-key lookup). */
-  current(entry: AuthMerchant): Promise<boolean>;
-  invalidate(apiKey: string): void;
-}

@@ -65,6 +65,14 @@ test('routes import nothing from the store, types included: they call use cases 
   assert.deepEqual(crossings('http', /^store\//), []);
 });
 
+test('routes authenticate through one use case; only an authentication scheme reads the key cache', () => {
+  const readers = sources(SRC)
+    .filter((f) => !f.endsWith('.test.ts') && imports(f).some((t) => relative(SRC, t) === 'store/merchant-keys.ts'))
+    .map((f) => relative(SRC, f));
+  assert.deepEqual(readers, ['app/signed-request-scheme.ts']);
+  assert.deepEqual(crossings('http', /^app\/(signed-request-scheme|auth-scheme)\.ts$/), []);
+});
+
 test('the entities stay inside src/store: no other file imports them, types included', () => {
   const offending = sources(SRC)
     .filter((f) => !relative(SRC, f).startsWith('store/') && !f.endsWith('.test.ts'))

@@ -1,35 +1,40 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../../domain/errors.ts';
-import type { AuthMerchant } from '../../domain/merchant-auth.ts';
+import type { ApiKeyPrincipal } from '../../domain/principal.ts';
+import { authenticate } from '../../app/authenticate.ts';
 import { cancelInvoice } from '../../app/cancel-invoice.ts';
 import { openGatewayCheckout } from '../../app/checkout.ts';
 import { createInvoice } from '../../app/create-invoice.ts';
 import type { DaemonDeps } from '../../app/deps.ts';
 import type { WriteOutcome, WriteRequest } from '../../app/idempotent-write.ts';
-import { merchantKeysOf } from '../../app/merchant-auth.ts';
 import { merchantInvoice, merchantInvoiceStatus, merchantPayment, merchantPayments, merchantPaymentStatus } from '../../app/merchant-reads.ts';
 import { chargeRefusedRequest, markSignatureVerified } from '../rate-limit.ts';
 import { sha256Hex } from '../../sdk/sign-request.ts';
 import { RouteTable } from '../app.ts';
 import { sendData } from '../envelope.ts';
 import { isIdShaped, jsonBody, parseWith, rawBody } from '../validation.ts';
-import { authenticate } from './auth.ts';
+import { authRequestOf } from '../auth-request.ts';
 import { createInvoiceBody, gatewayCheckoutBody, listPaymentsQuery } from './schemas.ts';
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 interface GatewayState {
-  merchant?: AuthMerchant;
+  principal?: ApiKeyPrincipal;
   write?: { key: string; fingerprint: string };
 }
 const state = new WeakMap<FastifyRequest, GatewayState>();
 
 
-function merchantOf(req: FastifyRequest): AuthMerchant {
-  const m = state.get(req)?.merchant;
-  if (!m) throw new GatewayError('API_KEY_INVALID', 'not authenticated');
-  return m;
+function principalOf(req: FastifyRequest): ApiKeyPrincipal {
+  const p = state.get(req)?.principal;
+  if (!p) throw new GatewayError('API_KEY_INVALID', 'not authenticated');
+  return p;
+}
+
+/** The one merchant point a signed request is for. */
+function pointOf(req: FastifyRequest): string {
+  return principalOf(req).merchantPointIds[0];
 }
 
 function idParam(req: FastifyRequest, notFound: 'INVOICE_NOT_FOUND' | 'PAYMENT_NOT_FOUND'): string {
@@ -48,12 +53,11 @@ function sendAnswer(reply: FastifyReply, { answer, replayed }: WriteOutcome): Fa
 export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Promise<void> {
   const { config } = deps.common;
   const ttlMs = config.idempotency.ttlHours * 3_600_000;
-  const merchants = merchantKeysOf(deps);
 
-  /** Authenticates (from the merchant cache); a refusal counts against the service-wide limits. */
-  async function authenticated(req: FastifyRequest, fresh = false): Promise<AuthMerchant> {
+  /** Authenticates the signed request; a refusal counts against the service-wide limits. */
+  async function authenticated(req: FastifyRequest, fresh = false): Promise<ApiKeyPrincipal> {
     try {
-      return await authenticate(req, merchants, { fresh, confirm: !WRITE_METHODS.has(req.method) });
+      return await authenticate(deps, authRequestOf(req), ['api-key'], { fresh, confirm: !WRITE_METHODS.has(req.method) });
     } catch (err) {
       await chargeRefusedRequest(req); // throws the 429 instead when the buckets are full
       throw err;
@@ -61,9 +65,9 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
   }
 
   app.addHook('preValidation', async (req) => {
-    const merchant = await authenticated(req);
+    const principal = await authenticated(req);
     markSignatureVerified(req);
-    const st: GatewayState = { merchant };
+    const st: GatewayState = { principal };
     state.set(req, st);
     if (!WRITE_METHODS.has(req.method)) return;
     const key = String(req.headers['idempotency-key']);
@@ -76,14 +80,13 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
   function writeOf(req: FastifyRequest): WriteRequest {
     return {
       claim: () => {
-        const merchant = merchantOf(req);
+        const principal = principalOf(req);
         const write = state.get(req)!.write!;
-        return { merchantId: merchant.id, merchantVersion: merchant.version, key: write.key, fingerprint: write.fingerprint, ttlMs };
+        return { merchantId: principal.merchantPointIds[0], merchantVersion: principal.version, key: write.key, fingerprint: write.fingerprint, ttlMs };
       },
       answer: (status, data) => ({ status, body: JSON.stringify({ success: true, data, timestamp: new Date().toISOString(), requestId: req.id }) }),
       reauthenticate: async () => {
-        merchants.invalidate(merchantOf(req).apiKey);
-        state.get(req)!.merchant = await authenticated(req, true);
+        state.get(req)!.principal = await authenticated(req, true);
       },
     };
   }
@@ -92,20 +95,20 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
 
   routes.add('POST', '/invoices', async (req, reply) => {
     const body = parseWith(createInvoiceBody, jsonBody(req) ?? {});
-    return sendAnswer(reply, await createInvoice(deps, writeOf(req), merchantOf(req).id, body));
+    return sendAnswer(reply, await createInvoice(deps, writeOf(req), pointOf(req), body));
   });
 
   routes.add('GET', '/invoices/:id', async (req, reply) =>
-    sendData(req, reply, await merchantInvoice(deps, merchantOf(req).id, idParam(req, 'INVOICE_NOT_FOUND'))),
+    sendData(req, reply, await merchantInvoice(deps, pointOf(req), idParam(req, 'INVOICE_NOT_FOUND'))),
   );
 
   routes.add('GET', '/invoices/:id/status', async (req, reply) =>
-    sendData(req, reply, await merchantInvoiceStatus(deps, merchantOf(req).id, idParam(req, 'INVOICE_NOT_FOUND'))),
+    sendData(req, reply, await merchantInvoiceStatus(deps, pointOf(req), idParam(req, 'INVOICE_NOT_FOUND'))),
   );
 
   routes.add('DELETE', '/invoices/:id', async (req, reply) => {
     const invoiceId = idParam(req, 'INVOICE_NOT_FOUND');
-    return sendAnswer(reply, await cancelInvoice(deps, writeOf(req), merchantOf(req).id, invoiceId));
+    return sendAnswer(reply, await cancelInvoice(deps, writeOf(req), pointOf(req), invoiceId));
   });
 
   routes.add('POST', '/invoices/:id/checkout', async (req, reply) => {
@@ -113,7 +116,7 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
     const body = parseWith(gatewayCheckoutBody, jsonBody(req) ?? {});
     const outcome = await openGatewayCheckout(deps, writeOf(req), {
       invoiceId,
-      merchantId: merchantOf(req).id,
+      merchantId: pointOf(req),
       blockchain: body.blockchain,
       cryptoCurrency: body.cryptoCurrency,
       testnet: body.testnet ?? config.checkout.offerTestnets,
@@ -125,15 +128,15 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
 
   routes.add('GET', '/payments', async (req, reply) => {
     const query = parseWith(listPaymentsQuery, req.query, 'query');
-    return sendData(req, reply, await merchantPayments(deps, merchantOf(req).id, query));
+    return sendData(req, reply, await merchantPayments(deps, pointOf(req), query));
   });
 
   routes.add('GET', '/payments/:id', async (req, reply) =>
-    sendData(req, reply, await merchantPayment(deps, merchantOf(req).id, idParam(req, 'PAYMENT_NOT_FOUND'))),
+    sendData(req, reply, await merchantPayment(deps, pointOf(req), idParam(req, 'PAYMENT_NOT_FOUND'))),
   );
 
   routes.add('GET', '/payments/:id/status', async (req, reply) =>
-    sendData(req, reply, await merchantPaymentStatus(deps, merchantOf(req).id, idParam(req, 'PAYMENT_NOT_FOUND'))),
+    sendData(req, reply, await merchantPaymentStatus(deps, pointOf(req), idParam(req, 'PAYMENT_NOT_FOUND'))),
   );
 
   routes.finish();

@@ -1,19 +1,14 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { FastifyRequest } from 'fastify';
-import { GatewayError } from '../../domain/errors.ts';
-import type { AuthMerchant, MerchantKeys } from '../../domain/merchant-auth.ts';
-import { canonicalString, hmacHex, sha256Hex } from '../../sdk/sign-request.ts';
-import { rawBody } from '../validation.ts';
+import { GatewayError } from '../domain/errors.ts';
+import type { ApiKeyPrincipal, AuthOptions, AuthRequest } from '../domain/principal.ts';
+import { canonicalString, hmacHex, sha256Hex } from '../sdk/sign-request.ts';
+import { apiKeyIsCurrent, cachedApiKey, loadApiKey } from '../store/merchant-keys.ts';
+import type { AuthScheme } from './auth-scheme.ts';
+import type { DaemonDeps } from './deps.ts';
 
 export const SIGNATURE_RE = /^t=(\d+),v1=([a-f0-9]{64})$/;
 export const TOLERANCE_SECONDS = 300;
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-
-function header(req: FastifyRequest, name: string): string | undefined {
-  const v = req.headers[name];
-  const s = Array.isArray(v) ? v[0] : v;
-  return s === undefined || s === '' ? undefined : s;
-}
 
 function signatureMatches(secret: string, given: string, message: string): boolean {
   const want = Buffer.from(hmacHex(secret, message), 'utf8');
@@ -22,16 +17,17 @@ function signatureMatches(secret: string, given: string, message: string): boole
 }
 
 /**
- * The spec's seven checks, in the spec's order; returns the merchant point the key names.
- * The point comes from the process's MerchantKeyCache; `fresh` forces a database read (after a
- * write found the cached version stale); `confirm` checks a cached entry's version. A cached entry that fails the signature is re-checked
- * against the database once, in case the secret was rotated by another process.
+ * The spec's seven checks, in the spec's order; answers the merchant point the key names.
+ * The point comes from the process's key cache (src/store/merchant-keys.ts); `fresh` forces a
+ * database read, `confirm` checks a cached entry's version. A cached entry that fails the
+ * signature is re-checked against the database once, in case another process rotated the secret.
  */
-export async function authenticate(req: FastifyRequest, cache: MerchantKeys, options: { fresh?: boolean; confirm?: boolean; nowMs?: number } = {}): Promise<AuthMerchant> {
+async function verifySignedRequest(deps: DaemonDeps, req: AuthRequest, options: AuthOptions): Promise<ApiKeyPrincipal> {
+  const { db, box } = deps.common;
   const nowMs = options.nowMs ?? Date.now();
-  const apiKey = header(req, 'x-api-key');
+  const apiKey = req.header('x-api-key');
   if (!apiKey) throw new GatewayError('API_KEY_INVALID', 'X-API-Key header is missing');
-  const signature = header(req, 'x-signature');
+  const signature = req.header('x-signature');
   if (!signature) throw new GatewayError('SIGNATURE_MISSING', 'X-Signature header is missing');
   const match = SIGNATURE_RE.exec(signature);
   if (!match) throw new GatewayError('SIGNATURE_INVALID', 'X-Signature must look like t=<unix seconds>,v1=<64 lowercase hex>');
@@ -41,15 +37,15 @@ export async function authenticate(req: FastifyRequest, cache: MerchantKeys, opt
     throw new GatewayError('SIGNATURE_EXPIRED', `Signature timestamp is more than ${TOLERANCE_SECONDS} s from server time; re-sign at send time (t is Unix seconds)`);
   }
   const method = req.method.toUpperCase();
-  const idempotencyKey = header(req, 'idempotency-key');
+  const idempotencyKey = req.header('idempotency-key');
   if (WRITE_METHODS.has(method) && !idempotencyKey) {
     throw new GatewayError('IDEMPOTENCY_KEY_REQUIRED', `${method} requests need an Idempotency-Key header`);
   }
   if (apiKey.length > 128) throw new GatewayError('API_KEY_INVALID', 'API key is unknown or its merchant point is not active');
 
-  let merchant = options.fresh ? undefined : cache.peek(apiKey);
+  let merchant = options.fresh ? undefined : cachedApiKey(db, apiKey);
   const cached = merchant !== undefined;
-  merchant ??= (await cache.load(apiKey)) ?? undefined;
+  merchant ??= (await loadApiKey(db, box, apiKey)) ?? undefined;
   if (!merchant?.active) throw new GatewayError('API_KEY_INVALID', 'API key is unknown or its merchant point is not active');
   if (merchant.secret === null) {
     // A stored secret that no longer decrypts (tampered or corrupted): this point alone is out of
@@ -57,13 +53,24 @@ export async function authenticate(req: FastifyRequest, cache: MerchantKeys, opt
     req.log.error({ merchantId: merchant.id, err: merchant.secretError }, "the merchant point's stored API secret cannot be decrypted; rotate it with `chaingate secrets rotate`");
     throw new GatewayError('SERVICE_UNAVAILABLE', "This merchant point's API secret cannot be read on the server; the operator must rotate it");
   }
-  const path = req.url.split('?')[0]!;
-  const message = canonicalString(t, method, path, idempotencyKey, sha256Hex(rawBody(req)));
+  const message = canonicalString(t, method, req.path, idempotencyKey, sha256Hex(req.body));
   if (signatureMatches(merchant.secret, match[2]!, message)) {
     // Reads confirm a cached point with one primary-key lookup; writes do it inside their transaction.
-    if (cached && options.confirm && !(await cache.current(merchant))) return authenticate(req, cache, { ...options, fresh: true });
-    return merchant;
+    if (cached && options.confirm && !(await apiKeyIsCurrent(db, merchant))) return verifySignedRequest(deps, req, { ...options, fresh: true });
+    return { kind: 'api-key', merchantPointIds: [merchant.id], apiKey: merchant.apiKey, version: merchant.version };
   }
-  if (cached && !(await cache.current(merchant))) return authenticate(req, cache, { fresh: true, nowMs });
+  if (cached && !(await apiKeyIsCurrent(db, merchant))) return verifySignedRequest(deps, req, { fresh: true, nowMs });
   throw new GatewayError('SIGNATURE_INVALID', 'Signature does not match the request');
+}
+
+/** The merchant API's scheme: X-API-Key and an HMAC-SHA256 X-Signature over the canonical string. */
+export const signedRequestScheme: AuthScheme<'api-key'> = {
+  kind: 'api-key',
+  presented: (req) => req.header('x-api-key') !== undefined || req.header('x-signature') !== undefined,
+  authenticate: verifySignedRequest,
+};
+
+/** Whether this process holds the key as an active point's (no database read): the rate limits' exemption. */
+export function isCachedApiKey(deps: DaemonDeps, apiKey: string): boolean {
+  return cachedApiKey(deps.common.db, apiKey) !== undefined;
 }
