@@ -51,7 +51,7 @@ export type QrPayment = Pick<BuyerPayment, 'paymentType' | 'blockchain' | 'isTes
 /** A payment of the invoice (the hosted page's QR code); null when the payment is another invoice's. */
 export async function paymentOfInvoice(deps: DaemonDeps, invoiceId: string, paymentId: string): Promise<QrPayment | null> {
   const p = await loadPayment(deps.common.db, paymentId, null);
-  if (p.invoice.id !== invoiceId) return null;
+  if (p.invoiceId !== invoiceId) return null;
   return { paymentType: p.paymentType, blockchain: p.blockchain, isTestnet: p.isTestnet, address: p.address, amount: p.amount, decimals: p.decimals, tokenAddress: p.tokenAddress ?? null, expiresAt: p.expiresAt };
 }
 
@@ -74,7 +74,7 @@ export interface PaymentDetails {
 /** A payment of the invoice with its pricing and settlement (hosted page); null when the payment is another invoice's. */
 export async function paymentDetailsOfInvoice(deps: DaemonDeps, invoiceId: string, paymentId: string): Promise<PaymentDetails | null> {
   const p = await loadPayment(deps.common.db, paymentId, null);
-  if (p.invoice.id !== invoiceId) return null;
+  if (p.invoiceId !== invoiceId) return null;
   return detailsOf(p);
 }
 

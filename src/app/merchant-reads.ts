@@ -3,7 +3,7 @@ import type { ChainSlug } from '../chains/slugs.ts';
 import type { PaymentStatus } from '../domain/lifecycle.ts';
 import { invoiceView, paymentInInvoiceView, paymentStatusView, paymentView, refundView } from '../domain/views.ts';
 import { invoicePayments, latestPayment, loadInvoice } from '../store/invoices.ts';
-import { listPayments, loadPayment } from '../store/payments.ts';
+import { listPayments, loadPayment, loadPaymentWithInvoice } from '../store/payments.ts';
 import { poolReader } from '../store/raw-sql.ts';
 import { refundsOfPayment } from '../store/refunds.ts';
 import type { DaemonDeps } from './deps.ts';
@@ -51,7 +51,7 @@ export async function merchantPayments(deps: DaemonDeps, merchantId: string, que
 /** GET /api/v1/payments/{id}: the payment with its refunds (docs/refunds.md). */
 export async function merchantPayment(deps: DaemonDeps, merchantId: string, paymentId: string) {
   const { db } = deps.common;
-  const payment = await loadPayment(db, paymentId, merchantId);
+  const payment = await loadPaymentWithInvoice(db, paymentId, merchantId);
   const native = CHAIN_DEFAULTS[payment.blockchain as ChainSlug].native;
   const refunds = (await refundsOfPayment(poolReader(db), payment.id)).map((r) => refundView(r, native));
   return { ...paymentView(payment, payment.invoice), refunds };

@@ -70,6 +70,38 @@ export async function applyExpiry(x: Executor, invoiceId: string, now = new Date
   }
 }
 
+/** Applies the expiry rules to several invoices in one write (a list read's lazy expiry: one transaction, not one per row). */
+export async function applyExpiryTo(db: Database, invoiceIds: readonly string[], now = new Date()): Promise<void> {
+  if (invoiceIds.length === 0) return;
+  await db.write(async (x) => {
+    for (const id of invoiceIds) await applyExpiry(x, id, now);
+  });
+}
+
+/**
+ * A read whose row carries a `due` flag (the expiry rules may change it now, by the wall clock).
+ * Almost always not due: the row as read. When due and the rules, decided at the chain's time
+ * (expiryDue), do change something, they run in one write that reads the row again inside its
+ * transaction: one read, at most one write, never one write per row.
+ */
+export async function readApplyingExpiry<R extends { due: number | boolean }>(
+  db: Database,
+  read: (r: Reader) => Promise<R | undefined>,
+  invoiceIdOf: (row: R) => string,
+  missing: () => never,
+  now = new Date(),
+): Promise<R> {
+  const row = (await read(poolReader(db))) ?? missing();
+  if (Number(row.due) !== 1 && row.due !== true) return row;
+  const invoiceId = invoiceIdOf(row);
+  const invoice = await poolReader(db).get<{ status: InvoiceStatus; expires_at: unknown }>('select status, expires_at from invoice where id = ?', [invoiceId]);
+  if (!invoice || !(await expiryDue(poolReader(db), { id: invoiceId, status: invoice.status, expiresAt: dateOf(invoice.expires_at) }, now))) return row;
+  return db.write(async (x) => {
+    await applyExpiry(x, invoiceId, now);
+    return (await read(x)) ?? missing();
+  });
+}
+
 /** Invoices the expiry rules may change now: through a payment's closed window, or OPEN past their own time. */
 export async function invoicesDue(r: Reader, filter: { merchantId?: string }, now: Date, limit: number): Promise<string[]> {
   const closable = await closableWindows(r, now);

@@ -1,16 +1,14 @@
 import { GatewayError } from '../domain/errors.ts';
-import { Invoice } from './entities/invoice.entity.ts';
-import { Payment } from './entities/payment.entity.ts';
 import { applyInvoiceFact } from './lifecycle.ts';
-import { applyExpiry, expiryDue } from './expiry.ts';
+import { applyExpiry, readApplyingExpiry } from './expiry.ts';
 import type { Database } from './orm.ts';
 import { nextReference } from './reference-ids.ts';
 import type { Executor, SqlValue } from './executor.ts';
-import { invoiceById, type StoredInvoice } from './records.ts';
+import { invoiceById, invoiceOf, paymentOf, type InvoiceRow, type PaymentRow, type StoredInvoice, type StoredPayment } from './records.ts';
 import { formatReferenceId, referenceDay } from '../domain/reference-id.ts';
 import { newId } from '../domain/ids.ts';
-import { dateOf, jsonOf, nullableDate, poolReader, readApplyingExpiry, readRow } from './raw-sql.ts';
-import { LIVE_PAYMENT_STATUSES, type InvoiceStatus } from '../domain/lifecycle.ts';
+import { jsonOf, poolReader } from './raw-sql.ts';
+import { LIVE_PAYMENT_STATUSES } from '../domain/lifecycle.ts';
 import type { BuyerInvoice } from '../domain/views.ts';
 
 export interface CreateInvoiceInput {
@@ -34,7 +32,7 @@ export async function createInvoice(db: Database, merchantId: string, input: Cre
 
 /** The fields of a newly created invoice, as invoiceView reads them. */
 export type NewInvoice = Pick<
-  Invoice,
+  StoredInvoice,
   'id' | 'referenceId' | 'orderId' | 'description' | 'amount' | 'currency' | 'status' | 'customerEmail' | 'customerName' | 'customerMetadata' | 'metadata' | 'returnUrl' | 'cancelUrl' | 'expiresAt' | 'viewedAt' | 'paidAt' | 'cancelledAt' | 'createdAt'
 >;
 
@@ -81,16 +79,6 @@ export async function insertInvoice(x: Executor, merchantId: string, input: Crea
   return inv;
 }
 
-/** Loads an invoice after applying the expiry rules. `merchantId` scopes it (null: the public surface). */
-export async function loadInvoice(db: Database, invoiceId: string, merchantId: string | null, now = new Date()): Promise<Invoice> {
-  const em = db.em();
-  const current = await em.findOne(Invoice, merchantId ? { id: invoiceId, merchant: merchantId } : { id: invoiceId }, { populate: ['merchant'] });
-  if (!current) throw new GatewayError('INVOICE_NOT_FOUND', 'Invoice not found');
-  if (!(await expiryDue(poolReader(db), current, now))) return current;
-  await db.write((x) => applyExpiry(x, current.id, now));
-  return db.em().findOneOrFail(Invoice, { id: current.id }, { populate: ['merchant'] });
-}
-
 /**
  * An invoice as the buyer's read and the checkout see it, read as one plain row (no unit of work):
  * the merchant's name and choices, and whether a payment of it is live.
@@ -100,21 +88,7 @@ export interface InvoiceSnapshot extends BuyerInvoice {
   hasLivePayment: boolean;
 }
 
-interface SnapshotRow {
-  id: string;
-  reference_id: string;
-  merchant_id: string;
-  amount: string;
-  currency: string;
-  description: string;
-  status: InvoiceStatus;
-  customer_email: string | null;
-  customer_name: string | null;
-  return_url: string | null;
-  cancel_url: string | null;
-  expires_at: unknown;
-  viewed_at: unknown;
-  paid_at: unknown;
+interface SnapshotRow extends InvoiceRow {
   merchant_name: string;
   accepted_chains: unknown;
   accepted_currencies: unknown;
@@ -127,14 +101,14 @@ const LIVE_LIST = LIVE_PAYMENT_STATUSES.map((s) => `'${s}'`).join(', ');
 /**
  * `due`: the expiry rules may change this invoice now, by the wall clock: an OPEN invoice past its
  * expiresAt, or a PAYMENT_PENDING one with a PENDING payment past its window (one probe of the
- * payment(invoice_id) index). loadInvoice then decides exactly (closableWindows: at the chain's time).
+ * payment(invoice_id) index). readApplyingExpiry then decides exactly (at the chain's time).
  */
-const SNAPSHOT_SELECT = (live: string) => `select i.id, i.reference_id, i.merchant_id, i.amount, i.currency, i.description, i.status, i.customer_email, i.customer_name,
-    i.return_url, i.cancel_url, i.expires_at, i.viewed_at, i.paid_at, m.name as merchant_name, m.accepted_chains, m.accepted_currencies,
-    ${live} as live,
-    case when (i.status = 'OPEN' and i.expires_at <= ?)
+const DUE = `case when (i.status = 'OPEN' and i.expires_at <= ?)
       or (i.status = 'PAYMENT_PENDING' and exists (select 1 from payment p where p.invoice_id = i.id and p.status = 'PENDING' and p.expires_at <= ?))
-      then 1 else 0 end as due
+      then 1 else 0 end as due`;
+const INVOICE_SQL = `select i.*, ${DUE} from invoice i where i.id = ?`;
+const INVOICE_SCOPED_SQL = `${INVOICE_SQL} and i.merchant_id = ?`;
+const SNAPSHOT_SELECT = (live: string) => `select i.*, m.name as merchant_name, m.accepted_chains, m.accepted_currencies, ${live} as live, ${DUE}
   from invoice i join merchant_point m on m.id = i.merchant_id`;
 const LIVE_PROBE = `case when exists (select 1 from payment p where p.invoice_id = i.id and p.status in (${LIVE_LIST})) then 1 else 0 end`;
 const SNAPSHOT_SQL = `${SNAPSHOT_SELECT(LIVE_PROBE)} where i.id = ?`;
@@ -143,55 +117,66 @@ const SNAPSHOT_SCOPED_SQL = `${SNAPSHOT_SELECT(LIVE_PROBE)} where i.id = ? and i
 const PUBLIC_SNAPSHOT_SQL = `${SNAPSHOT_SELECT('0')} where i.id = ?`;
 
 function snapshotOf(r: SnapshotRow): InvoiceSnapshot {
+  const inv = invoiceOf(r);
   return {
-    id: r.id,
-    referenceId: r.reference_id,
-    amount: r.amount,
-    currency: r.currency,
-    description: r.description,
-    status: r.status,
-    customerEmail: r.customer_email,
-    customerName: r.customer_name,
-    returnUrl: r.return_url,
-    cancelUrl: r.cancel_url,
-    expiresAt: dateOf(r.expires_at),
-    viewedAt: nullableDate(r.viewed_at),
-    paidAt: nullableDate(r.paid_at),
-    merchant: { id: r.merchant_id, name: r.merchant_name, acceptedChains: jsonOf(r.accepted_chains), acceptedCurrencies: jsonOf(r.accepted_currencies) },
+    id: inv.id,
+    referenceId: inv.referenceId,
+    amount: inv.amount,
+    currency: inv.currency,
+    description: inv.description,
+    status: inv.status,
+    customerEmail: inv.customerEmail,
+    customerName: inv.customerName,
+    returnUrl: inv.returnUrl,
+    cancelUrl: inv.cancelUrl,
+    expiresAt: inv.expiresAt,
+    viewedAt: inv.viewedAt,
+    paidAt: inv.paidAt,
+    merchant: { id: inv.merchantId, name: r.merchant_name, acceptedChains: jsonOf(r.accepted_chains), acceptedCurrencies: jsonOf(r.accepted_currencies) },
     hasLivePayment: Number(r.live) === 1 || r.live === true,
   };
 }
 
+/** One invoice row read with the expiry rules applied first when they may be due (src/store/expiry.ts). */
+function readDueRow<R extends { id: string; due: number | boolean }>(db: Database, sql: string, invoiceId: string, merchantId: string | null, now: Date): Promise<R> {
+  return readApplyingExpiry(
+    db,
+    (r) => r.get<R>(sql, merchantId ? [now, now, invoiceId, merchantId] : [now, now, invoiceId]),
+    (row) => row.id,
+    () => {
+      throw new GatewayError('INVOICE_NOT_FOUND', 'Invoice not found');
+    },
+    now,
+  );
+}
+
+/** An invoice as a plain record, after the expiry rules ran. `merchantId` scopes it (null: the public surface). */
+export async function loadInvoice(db: Database, invoiceId: string, merchantId: string | null, now = new Date()): Promise<StoredInvoice> {
+  return invoiceOf(await readDueRow<InvoiceRow & { due: number | boolean }>(db, merchantId ? INVOICE_SCOPED_SQL : INVOICE_SQL, invoiceId, merchantId, now));
+}
+
 /**
- * loadInvoice for the hot reads, in hand-written SQL: one bound statement (a cached prepared
- * statement on SQLite) and a plain object. When the expiry rules may be due, loadInvoice applies
- * them exactly as before and the row is read again, so this never shows what loadInvoice would not.
+ * The invoice for the hot reads and the checkout, with its merchant's choices: one bound statement
+ * (a cached prepared statement on SQLite) and a plain object.
  */
 export async function readInvoice(db: Database, invoiceId: string, merchantId: string | null, now = new Date()): Promise<InvoiceSnapshot> {
-  return snapshotOf(await readSnapshotRow(db, invoiceId, merchantId, merchantId ? SNAPSHOT_SCOPED_SQL : SNAPSHOT_SQL, now));
+  return snapshotOf(await readDueRow<SnapshotRow>(db, merchantId ? SNAPSHOT_SCOPED_SQL : SNAPSHOT_SQL, invoiceId, merchantId, now));
 }
 
 /** readInvoice for the buyer's page: any merchant's invoice, without hasLivePayment. */
 export async function readPublicInvoice(db: Database, invoiceId: string, now = new Date()): Promise<BuyerInvoice> {
-  return snapshotOf(await readSnapshotRow(db, invoiceId, null, PUBLIC_SNAPSHOT_SQL, now));
+  return snapshotOf(await readDueRow<SnapshotRow>(db, PUBLIC_SNAPSHOT_SQL, invoiceId, null, now));
 }
 
-function readSnapshotRow(db: Database, invoiceId: string, merchantId: string | null, sql: string, now: Date): Promise<SnapshotRow> {
-  return readApplyingExpiry(
-    () => readRow<SnapshotRow>(db, sql, merchantId ? [now, now, invoiceId, merchantId] : [now, now, invoiceId]),
-    () => loadInvoice(db, invoiceId, merchantId, now),
-    () => {
-      throw new GatewayError('INVOICE_NOT_FOUND', 'Invoice not found');
-    },
-  );
+/** The invoice's payments, oldest first. */
+export async function invoicePayments(db: Database, invoiceId: string): Promise<StoredPayment[]> {
+  return (await poolReader(db).all<PaymentRow>('select * from payment where invoice_id = ? order by created_at, id', [invoiceId])).map(paymentOf);
 }
 
-export async function invoicePayments(db: Database, invoiceId: string): Promise<Payment[]> {
-  return db.em().find(Payment, { invoice: invoiceId }, { orderBy: { createdAt: 'asc', id: 'asc' } });
-}
-
-export async function latestPayment(db: Database, invoiceId: string): Promise<Payment | null> {
-  return db.em().findOne(Payment, { invoice: invoiceId }, { orderBy: { createdAt: 'desc', id: 'desc' } });
+/** The invoice's newest payment, or null. */
+export async function latestPayment(db: Database, invoiceId: string): Promise<StoredPayment | null> {
+  const row = await poolReader(db).get<PaymentRow>('select * from payment where invoice_id = ? order by created_at desc, id desc limit 1', [invoiceId]);
+  return row ? paymentOf(row) : null;
 }
 
 /** DELETE: only from OPEN or DRAFT (conditional update, so it cannot race a checkout), in the caller's write. */

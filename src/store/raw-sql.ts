@@ -37,7 +37,7 @@ export async function rawQuery<R = Record<string, unknown>>(em: EntityManager, d
 export function poolReader(db: Database): Reader {
   const all = async <R>(sql: string, params: SqlValue[] = []): Promise<R[]> =>
     db.dialect === 'postgresql' ? ((await pgStatement(db, sql, params)).rows as R[]) : (await rawQuery<R>(db.em(), db.dialect, sql, params)).rows;
-  return { dialect: db.dialect, all, get: async <R>(sql: string, params: SqlValue[] = []) => (await all<R>(sql, params))[0] };
+  return { dialect: db.dialect, all, get: <R>(sql: string, params: SqlValue[] = []) => readRow<R>(db, sql, params) };
 }
 
 /** Date columns as read raw: epoch ms (SQLite), Date (PostgreSQL) or an ISO string. */
@@ -67,19 +67,6 @@ export async function readRow<R>(db: Database, sql: string, params: SqlValue[]):
 /** The first row of a statement on the native handle (its cached prepared statement). */
 function sqliteRow<R>(native: NativeSqlite, sql: string, params: SqlValue[]): R | undefined {
   return native.prepare(sql).get(...params.map((v) => toDb('sqlite', v))) as R | undefined;
-}
-
-/**
- * A buyer read whose row carries a `due` flag (the expiry rules may change it now, by the wall
- * clock): when due, `apply` runs the exact rules in their transaction and the row is read again.
- * `missing` throws the read's not-found error.
- */
-export async function readApplyingExpiry<R extends { due: number | boolean }>(read: () => Promise<R | undefined>, apply: () => Promise<unknown>, missing: () => never): Promise<R> {
-  const row = await read();
-  if (row === undefined) return missing();
-  if (Number(row.due) !== 1 && row.due !== true) return row;
-  await apply();
-  return (await read()) ?? missing();
 }
 
 interface PgPool {

@@ -1,11 +1,12 @@
 import type { InvoiceStatus, PaymentStatus } from '../domain/lifecycle.ts';
+import type { PaymentMethod, PaymentType } from '../domain/payment-methods.ts';
 import type { InvoiceRecord, PaymentRecord } from '../domain/views.ts';
 import type { Reader } from './executor.ts';
 import { boolOf, dateOf, jsonOf, nullableDate } from './raw-sql.ts';
 
-// Payment and invoice rows as the domain's records (src/domain/views.ts), read through an executor:
-// inside a write they are the transaction's own rows, so the events built from them report exactly
-// what was written.
+// Payment and invoice rows as the domain's records (src/domain/views.ts): the one mapper of each
+// table (paymentOf, invoiceOf), used by every read of it. Read through an executor inside a write,
+// they are the transaction's own rows, so the events built from them report exactly what was written.
 
 /** A payment row: the fields the views read, and those the lifecycle and the ledger decide on. */
 export interface StoredPayment extends PaymentRecord {
@@ -17,10 +18,23 @@ export interface StoredPayment extends PaymentRecord {
   blockNumber: string | null;
   contractAddress: string | null;
   externalId: string | null;
+  externalIdUuid: string | null;
+  paymentType: PaymentType;
+  method: PaymentMethod;
+  transactionHash: string | null;
+  completedAt: Date | null;
 }
 
 export interface StoredInvoice extends InvoiceRecord {
   merchantId: string;
+  description: string;
+  customerEmail: string | null;
+  customerName: string | null;
+  returnUrl: string | null;
+  cancelUrl: string | null;
+  viewedAt: Date | null;
+  paidAt: Date | null;
+  cancelledAt: Date | null;
 }
 
 export interface PaymentRow {
@@ -29,8 +43,8 @@ export interface PaymentRow {
   invoice_id: string;
   merchant_id: string;
   status: PaymentStatus;
-  payment_type: string;
-  method: string;
+  payment_type: PaymentType;
+  method: PaymentMethod;
   blockchain: string;
   network: string;
   is_testnet: unknown;
@@ -47,18 +61,19 @@ export interface PaymentRow {
   block_number: string | null;
   contract_address: string | null;
   external_id: string | null;
+  external_id_uuid: string | null;
   metadata: unknown;
   expires_at: unknown;
   completed_at: unknown;
   created_at: unknown;
 }
 
-interface InvoiceRow {
+export interface InvoiceRow {
   id: string;
   reference_id: string;
   merchant_id: string;
   order_id: string;
-  description: string | null;
+  description: string;
   amount: string;
   currency: string;
   status: InvoiceStatus;
@@ -100,6 +115,7 @@ export function paymentOf(r: PaymentRow): StoredPayment {
     blockNumber: r.block_number,
     contractAddress: r.contract_address,
     externalId: r.external_id,
+    externalIdUuid: r.external_id_uuid,
     metadata: jsonOf<Record<string, unknown>>(r.metadata) ?? {},
     expiresAt: dateOf(r.expires_at),
     completedAt: nullableDate(r.completed_at),
@@ -107,7 +123,7 @@ export function paymentOf(r: PaymentRow): StoredPayment {
   };
 }
 
-function invoiceOf(r: InvoiceRow): StoredInvoice {
+export function invoiceOf(r: InvoiceRow): StoredInvoice {
   return {
     id: r.id,
     referenceId: r.reference_id,

@@ -65,6 +65,28 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    test('the list expires every overdue payment in one write; a read with nothing due writes nothing', async (t) => {
+      const d = await startTestDaemon(t, dialect);
+      const ids = await makePayments(d, 4);
+      await d.common.db.em().nativeUpdate(Payment, { id: { $in: ids.slice(0, 3) } }, { expiresAt: new Date(Date.now() - 1000) });
+      const db = d.common.db;
+      const write = db.write.bind(db);
+      let writes = 0;
+      db.write = ((work) => {
+        writes++;
+        return write(work);
+      }) as typeof db.write;
+      t.after(() => {
+        db.write = write;
+      });
+      const list = await d.signed('GET', '/api/v1/payments');
+      assert.deepEqual(list.json.data.items.map((p: { status: string }) => p.status), ['PENDING', 'EXPIRED', 'EXPIRED', 'EXPIRED']);
+      assert.equal(writes, 1, 'three invoices expired in one transaction');
+      writes = 0;
+      for (const path of ['/api/v1/payments', `/api/v1/payments/${ids[0]}`, `/api/v1/payments/${ids[3]}/status`]) assert.equal((await d.signed('GET', path)).status, 200);
+      assert.equal(writes, 0, 'nothing due, nothing written');
+    });
+
     test('get and status are scoped: another point and unknown ids are PAYMENT_NOT_FOUND', async (t) => {
       const d = await startTestDaemon(t, dialect);
       const [id] = await makePayments(d, 1);

@@ -80,6 +80,18 @@ test('the entities stay inside src/store: no other file imports them, types incl
   assert.deepEqual(offending, []);
 });
 
+test('every read returns plain records: only the ORM setup imports an entity, and no code calls an ORM finder', () => {
+  const importers = sources(SRC)
+    .filter((f) => !f.endsWith('.test.ts') && !relative(SRC, f).startsWith('store/entities/'))
+    .filter((f) => imports(f).some((t) => relative(SRC, t).startsWith('store/entities/')))
+    .map((f) => relative(SRC, f));
+  assert.deepEqual(importers, ['store/orm.ts']);
+  const finders = sources(SRC)
+    .filter((f) => !f.endsWith('.test.ts'))
+    .flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/\.(find|findOne|findOneOrFail|findAndCount|findAll|count)\(\s*[A-Z]\w*\s*,/g)].map((m) => `${relative(SRC, f)}: ${m[1]}`));
+  assert.deepEqual(finders, []);
+});
+
 /** Groups of files that reach each other through their imports (Tarjan's strongly connected components). */
 function circles(files: string[]): string[][] {
   const graph = new Map(files.map((f) => [f, imports(f).filter((t) => graphHas(t))]));
