@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { GatewayError } from '../domain/errors.ts';
 import type { Executor } from '../store/executor.ts';
 import { completeKey } from '../store/lifecycle.ts';
@@ -43,6 +44,12 @@ export interface WriteRequest {
 export interface WriteOutcome {
   answer: WriteAnswer;
   replayed: boolean;
+}
+
+/** The fingerprint of a write (spec rule 4): its method, path and body; one key, one request. */
+export function writeFingerprint(method: string, path: string, body: Uint8Array): string {
+  const bodyHash = createHash('sha256').update(body).digest('hex');
+  return createHash('sha256').update(`${method}\n${path}\n${bodyHash}`).digest('hex');
 }
 
 const inFlight = () => new GatewayError('IDEMPOTENCY_KEY_CONFLICT', 'A request with this Idempotency-Key is still being processed; back off and retry');

@@ -65,6 +65,10 @@ test('routes import nothing from the store, types included: they call use cases 
   assert.deepEqual(crossings('http', /^store\//), []);
 });
 
+test('routes import no SDK module: the merchant SDK is a client of the server, not a part of it', () => {
+  assert.deepEqual(crossings('http', /^sdk\//), []);
+});
+
 test('routes authenticate through one use case; only an authentication scheme reads the key cache', () => {
   const readers = sources(SRC)
     .filter((f) => !f.endsWith('.test.ts') && imports(f).some((t) => relative(SRC, t) === 'store/merchant-keys.ts'))

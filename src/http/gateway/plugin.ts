@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../../domain/errors.ts';
 import type { ApiKeyPrincipal } from '../../domain/principal.ts';
@@ -7,10 +6,9 @@ import { cancelInvoice } from '../../app/cancel-invoice.ts';
 import { openGatewayCheckout } from '../../app/checkout.ts';
 import { createInvoice } from '../../app/create-invoice.ts';
 import type { DaemonDeps } from '../../app/deps.ts';
-import type { WriteOutcome, WriteRequest } from '../../app/idempotent-write.ts';
+import { type WriteOutcome, type WriteRequest, writeFingerprint } from '../../app/idempotent-write.ts';
 import { merchantInvoice, merchantInvoiceStatus, merchantPayment, merchantPayments, merchantPaymentStatus } from '../../app/merchant-reads.ts';
 import { chargeRefusedRequest, markSignatureVerified } from '../rate-limit.ts';
-import { sha256Hex } from '../../sdk/sign-request.ts';
 import { RouteTable } from '../app.ts';
 import { sendData } from '../envelope.ts';
 import { isIdShaped, jsonBody, parseWith, rawBody } from '../validation.ts';
@@ -73,7 +71,7 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
     const key = String(req.headers['idempotency-key']);
     if (key.length > 255) throw new GatewayError('VALIDATION_ERROR', 'Idempotency-Key must be at most 255 characters');
     const path = req.url.split('?')[0]!;
-    st.write = { key, fingerprint: createHash('sha256').update(`${req.method}\n${path}\n${sha256Hex(rawBody(req))}`).digest('hex') };
+    st.write = { key, fingerprint: writeFingerprint(req.method, path, rawBody(req)) };
   });
 
   /** The request's side of an idempotent write (src/app/idempotent-write.ts): its key, its envelope, its re-authentication. */
