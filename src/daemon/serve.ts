@@ -8,8 +8,7 @@ import { gatewayPlugin } from '../http/gateway/plugin.ts';
 import { checkoutPlugin } from '../http/checkout/plugin.ts';
 import { pagePathOf, pagePlugin } from '../http/page/plugin.ts';
 import { registerServiceWideLimits } from '../http/rate-limit.ts';
-import { memoryCounters } from '../http/rate-limit-memory.ts';
-import { SharedRateLimitStore } from '../store/rate-limit-counters.ts';
+import { openRateLimitCounters } from '../store/rate-limit-store.ts';
 import { createDeps, type DaemonDeps } from '../app/deps.ts';
 import { offerReport, type NetworkOffer, type NotOfferedCode } from '../app/availability.ts';
 import { indexerCursors } from '../store/indexer-cursor.ts';
@@ -59,17 +58,10 @@ export async function buildDaemonApp(deps: DaemonDeps, metrics?: DaemonMetrics):
     return reply.code(r.ready ? 200 : 503).send({ status: r.ready ? 'ready' : 'not_ready', reasons: r.reasons });
   });
   // Exempt only keys the gateway's merchant cache holds as active, and only once their signature verifies.
-  // Shared by every serve process on PostgreSQL; a store that fails lets requests through, counted in the metrics.
-  const counters = !config.rateLimit.enabled
-    ? null
-    : db.dialect === 'postgresql'
-      ? new SharedRateLimitStore({
-          db,
-          serviceWide: [config.rateLimit.serviceWide.burst, config.rateLimit.serviceWide.sustained],
-          log: log.child({ component: 'rate-limit' }),
-          ...(metrics ? { onFailOpen: metrics.observeRateLimitFailOpen } : {}),
-        })
-      : memoryCounters(config.rateLimit);
+  const counters = openRateLimitCounters(db, config.rateLimit, {
+    log: log.child({ component: 'rate-limit' }),
+    ...(metrics ? { onFailOpen: metrics.observeRateLimitFailOpen } : {}),
+  });
   registerServiceWideLimits(app, config.rateLimit, counters, (apiKey) => isCachedApiKey(deps, apiKey));
   await app.register(async (scope) => gatewayPlugin(scope, deps), { prefix: '/api/v1' });
   await app.register(async (scope) => checkoutPlugin(scope, deps), { prefix: '/checkout/api/v1' });

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FastifyRequest } from 'fastify';
 import { normalizeIP } from '@fastify/rate-limit';
-import { MemoryCounters } from './rate-limit-memory.ts';
+import { MemoryCounters } from '../store/rate-limit-memory.ts';
 import { clientKey } from './rate-limit.ts';
 import type { RouteWindow, WindowLimit } from '../domain/rate-limits.ts';
 

@@ -12,7 +12,7 @@ import type { RateLimitCounters, RouteLimitName, RouteWindow, Taken } from '../d
 //  - service-wide, across every route of the daemon: two sliding windows (burst and sustained),
 //    both of which must allow a request.
 // Both are taken in one step in one root onRequest hook, from a RateLimitCounters: this process's
-// memory (SQLite, one process; rate-limit-memory.ts), or the PostgreSQL database every serve
+// memory (SQLite, one process; src/store/rate-limit-memory.ts), or the PostgreSQL database every serve
 // process shares (src/store/rate-limit-counters.ts). The checkout scope's hook only answers a route's 429, after
 // its CORS headers.
 

@@ -96,6 +96,21 @@ test('every read returns plain records: only the ORM setup imports an entity, an
   assert.deepEqual(finders, []);
 });
 
+/** Where a file decides by the database's dialect: `dialect === 'postgresql'`, `.dialect !== …`, `=== 'sqlite'`. */
+function dialectBranches(text: string): string[] {
+  return [...text.matchAll(/\bdialect\w*\s*[!=]==|[!=]==\s*'(?:postgresql|sqlite)'|'(?:postgresql|sqlite)'\s*[!=]==/g)].map((m) => m[0]);
+}
+
+test('the serving layers never branch on the dialect: the store chooses (e.g. the rate-limit counters, src/store/rate-limit-store.ts)', () => {
+  const offending = sources(SRC)
+    .filter((f) => !f.endsWith('.test.ts') && new RegExp(`^(${PROCESSES.replace('|cli', '')}|domain|chains|families)/`).test(relative(SRC, f)))
+    .flatMap((f) => dialectBranches(readFileSync(f, 'utf8')).map((b) => `${relative(SRC, f)}: ${b}`));
+  assert.deepEqual(offending, []);
+  assert.equal(dialectBranches("const counters = db.dialect === 'postgresql' ? a : b;").length, 1);
+  assert.equal(dialectBranches("if (dialectOf(url) === 'sqlite') x();").length, 1);
+  assert.equal(dialectBranches("const dialect = db.dialect;").length, 0);
+});
+
 /** Groups of files that reach each other through their imports (Tarjan's strongly connected components). */
 function circles(files: string[]): string[][] {
   const graph = new Map(files.map((f) => [f, imports(f).filter((t) => graphHas(t))]));

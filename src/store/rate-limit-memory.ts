@@ -1,5 +1,5 @@
 import type { RateLimitCounters, RouteLimitName, RouteWindow, Taken, WindowLimit } from '../domain/rate-limits.ts';
-import type { RateLimitConfig } from './rate-limit.ts';
+import type { Config } from '../config/schema.ts';
 
 // The rate-limit counters of a single process (SQLite), in its memory; docs/rate-limits.md.
 // One small record per client holds both layers: the times of its allowed requests still inside the
@@ -139,7 +139,7 @@ function countRoute(client: Client, route: RouteWindow, t: number): Taken {
 }
 
 /** Counters in this process's memory: exact for one process, N times each budget for N processes. */
-export function memoryCounters(config: RateLimitConfig): MemoryCounters {
+export function memoryCounters(config: Config['rateLimit']): MemoryCounters {
   const { burst, sustained } = config.serviceWide;
   return new MemoryCounters([burst, sustained]);
 }
