@@ -16,7 +16,9 @@ export function describeReading(plan: SweepPlan, reading: PlanReading): string {
   if (plan.refund) lines.push(`  refund of payment ${plan.refund.paymentId} (${formatHolding({ ...plan.refund })} of what it received)`);
   for (const tx of reading.txs) {
     const pays = tx.pays.map((p) => `${coin(p.amount, p.decimals, p.symbol)}${p.token ? ` (token ${p.token})` : ''} to ${p.to}${p.to === plan.to ? '' : ' (an address of this plan)'}`);
-    lines.push(`  ${tx.id}: pays ${pays.join(' + ') || 'nothing'}; fee at most ${coin(tx.fee, native.decimals, native.symbol)} paid by ${tx.feePaidBy}`);
+    const nativeMoved = tx.pays.filter((p) => p.token === null && p.to === plan.to).reduce((sum, p) => sum + p.amount, 0n);
+    const share = feeShare(tx.fee, nativeMoved);
+    lines.push(`  ${tx.id}: pays ${pays.join(' + ') || 'nothing'}; fee at most ${coin(tx.fee, native.decimals, native.symbol)}${share ? ` (${share} of the ${native.symbol} it moves)` : ''} paid by ${tx.feePaidBy}`);
   }
   const moved = [...reading.moves.values()].map((m) => `${coin(m.amount, m.decimals, m.symbol)}${m.token ? ` (token ${m.token})` : ''}`).join(' + ') || 'nothing';
   const share = feeShare(reading.fee, reading.nativeMoved);

@@ -115,7 +115,7 @@ for (const dialect of DIALECTS) {
       assert.equal(existsSync(signedFile), false, 'nothing was signed by any refused attempt');
       const signedOut = await ok([...sign, '--json']);
       // The summary is read from the PSBT: what it pays, and its fee as a share of what moves.
-      assert.match(signedOut.stderr, /tx-0: pays 0\.000\d+ BTC to bcrt1q\S+; fee at most 0\.0000\d+ BTC paid by bcrt1q\S+\n {2}total: 0\.000\d+ BTC to bcrt1q\S+ in 1 transaction; fees at most 0\.0000\d+ BTC \(\d\.\d\d % of the BTC moved\)/);
+      assert.match(signedOut.stderr, /tx-0: pays 0\.000\d+ BTC to bcrt1q\S+; fee at most 0\.0000\d+ BTC \(\d\.\d\d % of the BTC it moves\) paid by bcrt1q\S+\n {2}total: 0\.000\d+ BTC to bcrt1q\S+ in 1 transaction; fees at most 0\.0000\d+ BTC \(\d\.\d\d % of the BTC moved\)/);
       assert.equal(statSync(signedFile).mode & 0o777, 0o600);
       const signed = json<{ transactions: { id: string; raw: string; txid: string }[] }>(readFileSync(signedFile, 'utf8'));
       assert.equal(sim.posted.length, 0, 'signing sends nothing');

@@ -125,18 +125,24 @@ test('evm sweep through the CLI on Hardhat: plan, sign offline, deploy the Sweep
   for (const s of signedFile0.transactions) {
     const tx = Transaction.from(s.raw);
     const pays: string[] = [];
+    let ethMoved = 0n;
     if (tx.to === SWEEPER_ADDRESS) {
       const [orders] = SWEEPER_ABI.decodeFunctionData('sweepMany', tx.data) as unknown as [{ deposit: string; to: string; tokens: string[] }[]];
       for (const o of orders) {
         const native = await eth(o.deposit);
         if (native > 0n) pays.push(`${formatUnits(native, 18)} ETH to ${o.to}`);
+        ethMoved += native;
         for (const t of o.tokens) pays.push(`${formatUnits(await token(t === getAddress(fx.addresses.usdc) ? fx.usdc : fx.usdt).balance(o.deposit), 6)} ${symbolOf.get(t)} (token ${t}) to ${o.to}`);
       }
     } else {
       assert.equal(tx.to, CREATE2_DEPLOYER);
       assert.equal(tx.value, 0n);
     }
-    expectedLines.push(`  ${s.id}: pays ${pays.join(' + ') || 'nothing'}; fee at most ${formatUnits(tx.gasLimit * tx.maxFeePerGas!, 18)} ETH paid by ${tx.from}`);
+    // The fee's share of the ETH the transaction moves, in hundredths of a percent, rounded down.
+    const fee = tx.gasLimit * tx.maxFeePerGas!;
+    const bp = ethMoved === 0n ? null : (fee * 10_000n) / ethMoved;
+    const share = bp === null ? '' : ` (${bp / 100n}.${(bp % 100n).toString().padStart(2, '0')} % of the ETH it moves)`;
+    expectedLines.push(`  ${s.id}: pays ${pays.join(' + ') || 'nothing'}; fee at most ${formatUnits(fee, 18)} ETH${share} paid by ${tx.from}`);
   }
   const printed = signing.stderr.split('\n').filter((l) => /^ {2}tx-\d+: /.test(l));
   assert.deepEqual(printed, expectedLines, signing.stderr);
