@@ -34,7 +34,10 @@ function keysAndValues(json: unknown): { keys: Set<string>; values: Set<string> 
   const keys = new Set<string>();
   const values = new Set<string>();
   const walk = (node: unknown): void => {
-    if (Array.isArray(node)) return node.forEach(walk);
+    if (Array.isArray(node)) {
+      for (const item of node) walk(item);
+      return;
+    }
     if (node !== null && typeof node === 'object') {
       for (const [key, value] of Object.entries(node)) {
         keys.add(key);

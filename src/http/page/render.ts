@@ -104,6 +104,13 @@ function heading(text: string): string {
   return `<h2 class="view-title" tabindex="-1">${text}</h2>`;
 }
 
+/** Notices above the card, in a landmark of their own so that a screen reader's landmark list reaches them. */
+function banners(strings: Strings, texts: readonly string[]): string {
+  if (texts.length === 0) return '';
+  const items = texts.map((text) => `<p class="banner" role="note" data-slot="banner">${ALERT_ICON}<span>${escapeHtml(text)}</span></p>`).join('\n');
+  return `<aside class="banners" aria-label="${fill(strings.noticesLabel)}">\n${items}\n</aside>`;
+}
+
 /** The app shell for an invoice that can still be paid (OPEN or PAYMENT_PENDING). */
 export function renderShell(input: ShellInput): string {
   const s = input.strings;
@@ -115,7 +122,7 @@ export function renderShell(input: ShellInput): string {
 <body>
 <div class="shell">
 ${topBar(s)}
-${(input.banners ?? []).map((text) => `<p class="banner" role="note" data-slot="banner">${ALERT_ICON}<span>${escapeHtml(text)}</span></p>`).join('\n')}
+${banners(s, input.banners ?? [])}
 <main class="card" id="main">
 <section class="summary" aria-labelledby="merchant-name">
 <p class="eyebrow">${fill(s.paidTo)}</p>

@@ -16,6 +16,7 @@ export const strings = {
   demoBanner: 'Demo — test phrase, never pay. These deposit addresses come from a public test phrase: anyone can take what is sent to them.',
   testnetBanner: 'Test payments only — this checkout runs on test networks. Never send real funds.',
   testNetwork: 'Test network',
+  noticesLabel: 'Notices',
 
   // Choosing a network and coin
   chooseTitle: 'How would you like to pay?',
