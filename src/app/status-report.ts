@@ -17,8 +17,12 @@ export interface StatusReport {
   invoices: Record<string, number>;
   payments: Record<string, number>;
   pools: PoolCount[];
-  /** What `sweep broadcast` moved to cold storage per chain, network and coin (coin units): final, and on its way. */
-  sweeps: { chain: string; isTestnet: boolean; symbol: string; swept: string; pending: string }[];
+  /**
+   * What `sweep broadcast` moved to cold storage per chain, network and coin: final (`swept`) and on
+   * its way (`pending`) in coin units, null for a coin the registry does not know; the same in atomic
+   * units under `sweptAtomic` and `pendingAtomic`.
+   */
+  sweeps: { chain: string; isTestnet: boolean; symbol: string; decimals: number | null; swept: string | null; pending: string | null; sweptAtomic: string; pendingAtomic: string }[];
   indexers: {
     chain: string;
     network: string;
@@ -54,12 +58,12 @@ export interface StatusReport {
   generatedAt: string;
 }
 
-/** A coin's decimals from the registry's defaults (sweeps record atomic units per symbol). */
-function decimalsOf(chain: string, isTestnet: boolean, symbol: string): number {
-  if (!isChainSlug(chain)) return 0;
+/** A coin's decimals from the registry's defaults (sweeps record atomic units per symbol); null when unknown. */
+function decimalsOf(chain: string, isTestnet: boolean, symbol: string): number | null {
+  if (!isChainSlug(chain)) return null;
   const defaults = CHAIN_DEFAULTS[chain];
   if (defaults.native.symbol === symbol) return defaults.native.decimals;
-  return (isTestnet ? defaults.testnet : defaults.mainnet).tokens[symbol]?.decimals ?? 0;
+  return (isTestnet ? defaults.testnet : defaults.mainnet).tokens[symbol]?.decimals ?? null;
 }
 
 /** What an operator wants at a glance; read-only, shared by `chaingate status` and its --watch view. */
@@ -92,7 +96,8 @@ export async function statusReport(
     pools,
     sweeps: swept.map((t) => {
       const decimals = decimalsOf(t.chain, t.isTestnet, t.symbol);
-      return { chain: t.chain, isTestnet: t.isTestnet, symbol: t.symbol, swept: formatUnits(BigInt(t.swept), decimals), pending: formatUnits(BigInt(t.pending), decimals) };
+      const coins = (atomic: string) => (decimals === null ? null : formatUnits(BigInt(atomic), decimals));
+      return { chain: t.chain, isTestnet: t.isTestnet, symbol: t.symbol, decimals, swept: coins(t.swept), pending: coins(t.pending), sweptAtomic: t.swept, pendingAtomic: t.pending };
     }),
     indexers: cursors.map((c) => ({
       chain: c.chain,

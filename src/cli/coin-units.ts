@@ -18,6 +18,8 @@ export interface CoinUnits {
   /** A native-coin amount in atomic units, with the unit's name ("21000000147000 wei"). */
   atomic(atomic: string | bigint): string;
   nativeSymbol: string;
+  /** The decimals of `symbol` on this network; null when the registry does not know it. */
+  decimals(symbol: string): number | null;
 }
 
 /** The units of one network, `network` being a payment's network name (MAINNET, SEPOLIA, DEVNET, …). */
@@ -41,10 +43,22 @@ export function coinUnitsOf(config: Pick<Config, 'chains'>, chain: string, netwo
     native: (atomic) => `${formatUnits(BigInt(atomic), native.decimals)} ${native.symbol}`,
     atomic: (atomic) => `${BigInt(atomic)} ${unit}`,
     nativeSymbol: native.symbol,
+    decimals: (symbol) => decimals.get(symbol.toUpperCase()) ?? (symbol.toUpperCase() === native.symbol ? native.decimals : null),
+  };
+}
+
+/** `coinUnitsOf` for many rows: each chain and network resolved once. */
+export function coinUnitsFor(config: Pick<Config, 'chains'>): (chain: string, network: string | null) => CoinUnits {
+  const known = new Map<string, CoinUnits>();
+  return (chain, network) => {
+    const key = `${chain}:${network ?? ''}`;
+    let units = known.get(key);
+    if (!units) known.set(key, (units = coinUnitsOf(config, chain, network)));
+    return units;
   };
 }
 
 function unknownUnits(chain: string): CoinUnits {
   const label = (atomic: string | bigint) => `${atomic} atomic units on ${chain}`;
-  return { coins: (symbol, atomic) => `${atomic} atomic units of ${symbol}`, native: label, atomic: label, nativeSymbol: '?' };
+  return { coins: (symbol, atomic) => `${atomic} atomic units of ${symbol}`, native: label, atomic: label, nativeSymbol: '?', decimals: () => null };
 }

@@ -15,6 +15,8 @@ export interface ObservedTransferRow {
   blockNumber: string;
   toAddress: string;
   tokenAddress: string | null;
+  /** The coin the indexer saw (null: a token it could not name). */
+  symbol: string | null;
   /** Atomic units, decimal string. */
   amount: string;
   status: TransferStatus;
@@ -47,13 +49,14 @@ export async function observedTransfers(db: Database, filter: { unmatched?: bool
     block_number: string;
     to_address: string;
     token_address: string | null;
+    symbol: string | null;
     amount: string;
     status: TransferStatus;
     payment_id: string | null;
     note: string | null;
     created_at: unknown;
   }>(
-    `select id, chain, network, tx_hash, log_index, block_number, to_address, token_address, amount, status, payment_id, note, created_at
+    `select id, chain, network, tx_hash, log_index, block_number, to_address, token_address, symbol, amount, status, payment_id, note, created_at
        from observed_transfer ${terms.length ? `where ${terms.join(' and ')}` : ''} order by created_at desc, id desc limit ?`,
     [...params, filter.limit],
   );
@@ -66,6 +69,7 @@ export async function observedTransfers(db: Database, filter: { unmatched?: bool
     blockNumber: t.block_number,
     toAddress: t.to_address,
     tokenAddress: t.token_address,
+    symbol: t.symbol,
     amount: t.amount,
     status: t.status,
     paymentId: t.payment_id,

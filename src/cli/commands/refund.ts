@@ -56,13 +56,28 @@ export function refundCommand(): Command {
       const { refundsOfPayment, refundsBetween } = await import('../../store/refunds.ts');
       const { poolReader } = await import('../../store/raw-sql.ts');
       const { formatUnits } = await import('../../domain/money.ts');
+      const { coinUnitsFor } = await import('../coin-units.ts');
       await withCommon(
         async (common) => {
           const rows = opts.payment ? await refundsOfPayment(poolReader(common.db), opts.payment.trim()) : await refundsBetween(common.db, new Date(0), new Date(8.64e15));
-          emit(opts.json, rows, () =>
+          const unitsOf = coinUnitsFor(common.config);
+          // JSON: the atomic amounts under names that say so (the refund's coin, its decimals and symbol
+          // beside them; fees in the chain's native coin). The table: coins with their symbols.
+          const out = rows.map(({ amount, fee, feeFromPayment, uses, ...r }) => ({
+            ...r,
+            amountAtomic: amount,
+            usesAtomic: uses,
+            feeAtomic: fee,
+            feeFromPaymentAtomic: feeFromPayment,
+            feeSymbol: unitsOf(r.chain, r.network).nativeSymbol,
+          }));
+          emit(opts.json, out, () =>
             table(
-              rows.map((r) => ({ id: r.id, payment: r.paymentId, chain: r.chain, amount: `${formatUnits(BigInt(r.amount), r.decimals)} ${r.symbol}`, to: r.toAddress, from: r.fromKind, state: r.state, txid: r.txid ?? '', created: r.createdAt.toISOString() })),
-              ['id', 'payment', 'chain', 'amount', 'to', 'from', 'state', 'txid', 'created'],
+              out.map((r) => {
+                const units = unitsOf(r.chain, r.network);
+                return { id: r.id, payment: r.paymentId, chain: r.chain, amount: `${formatUnits(BigInt(r.amountAtomic), r.decimals)} ${r.symbol}`, fee: BigInt(r.feeAtomic) === 0n ? null : units.native(r.feeAtomic), to: r.toAddress, from: r.fromKind, state: r.state, txid: r.txid ?? '', created: r.createdAt.toISOString() };
+              }),
+              ['id', 'payment', 'chain', 'amount', 'fee', 'to', 'from', 'state', 'txid', 'created'],
             ),
           );
         },

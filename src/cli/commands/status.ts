@@ -40,6 +40,11 @@ export function renderIndexers(r: StatusReport, ago: (iso: string) => string): s
   return out.join('\n');
 }
 
+/** Coin units with the symbol; a coin the registry does not know is said in atomic units, named so. */
+function sweptText(coins: string | null, atomic: string, symbol: string): string {
+  return coins === null ? `${atomic} atomic units of ${symbol}` : `${coins} ${symbol}`;
+}
+
 export function renderStatus(r: StatusReport): string {
   const ago = (iso: string) => `${Math.max(0, Math.round((Date.parse(r.generatedAt) - Date.parse(iso)) / 1000))} s ago`;
   return [
@@ -60,7 +65,7 @@ export function renderStatus(r: StatusReport): string {
     table(r.pools.map((p) => ({ ...p, network: p.isTestnet ? 'testnet' : 'mainnet' })), ['chain', 'network', 'free', 'leased', 'total']),
     ...(r.sweeps.length === 0
       ? []
-      : ['', 'swept to cold storage', table(r.sweeps.map((s) => ({ ...s, network: s.isTestnet ? 'testnet' : 'mainnet', coin: s.symbol })), ['chain', 'network', 'coin', 'swept', 'pending'])]),
+      : ['', 'swept to cold storage', table(r.sweeps.map((s) => ({ ...s, network: s.isTestnet ? 'testnet' : 'mainnet', coin: s.symbol, swept: sweptText(s.swept, s.sweptAtomic, s.symbol), pending: sweptText(s.pending, s.pendingAtomic, s.symbol) })), ['chain', 'network', 'coin', 'swept', 'pending'])]),
   ].join('\n');
 }
 

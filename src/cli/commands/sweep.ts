@@ -85,21 +85,42 @@ export function sweepCommand(): Command {
       const { withCommon } = await import('../context.ts');
       const { listSweeps } = await import('../../store/sweeps.ts');
       const { poolReader } = await import('../../store/raw-sql.ts');
+      const { coinUnitsFor } = await import('../coin-units.ts');
       await withCommon(
         async (common) => {
           const plans = await listSweeps(poolReader(common.db), { chain: opts.chain, limit: opts.limit });
-          emit(opts.json, plans, () =>
+          const unitsOf = coinUnitsFor(common.config);
+          // `moves` and `fee` stay atomic (as the plan and `sweep broadcast --json` hold them) and `units`
+          // says so; `amounts` and the table say them in coins with the symbol.
+          const out = plans.map((p) => {
+            const units = unitsOf(p.chain, p.network);
+            const moved: Record<string, bigint> = {};
+            let fees = 0n;
+            for (const t of p.txs) {
+              for (const [symbol, amount] of Object.entries(t.moves)) moved[symbol] = (moved[symbol] ?? 0n) + BigInt(amount);
+              fees += BigInt(t.fee);
+            }
+            return {
+              ...p,
+              units: { moves: 'atomic', fee: 'atomic' },
+              txs: p.txs.map((t) => ({ ...t, amounts: { moves: Object.entries(t.moves).map(([symbol, a]) => units.coins(symbol, a)), fee: units.native(t.fee) } })),
+              amounts: { moved: Object.entries(moved).map(([symbol, a]) => units.coins(symbol, a)), fees: units.native(fees) },
+            };
+          });
+          emit(opts.json, out, () =>
             table(
-              plans.map((p) => ({
+              out.map((p) => ({
                 plan: p.planId.slice(0, 16),
                 chain: p.chain,
                 network: p.network,
                 created: p.createdAt.toISOString(),
                 to: p.to,
                 txs: p.txs.length,
+                moved: p.txs.length === 0 ? null : p.amounts.moved.join(', ') || 'nothing',
+                fees: p.txs.length === 0 ? null : p.amounts.fees,
                 status: p.txs.length === 0 ? 'NOT BROADCAST' : [...new Set(p.txs.map((t) => t.status))].join('/'),
               })),
-              ['plan', 'chain', 'network', 'created', 'to', 'txs', 'status'],
+              ['plan', 'chain', 'network', 'created', 'to', 'txs', 'moved', 'fees', 'status'],
             ),
           );
         },
@@ -119,15 +140,19 @@ export function sweepCommand(): Command {
       const { UsageError } = await import('../../domain/errors.ts');
       const { describePlan } = await import('../../sweep/summary.ts');
       const { CHAIN_DEFAULTS } = await import('../../chains/chain-defaults.ts');
-      const { formatUnits } = await import('../../domain/money.ts');
+      const { coinUnitsOf } = await import('../coin-units.ts');
       await withCommon(
         async (common) => {
           const found = await findSweep(poolReader(common.db), ref.trim());
           if (!found) throw new UsageError(`no sweep plan or transaction ${JSON.stringify(ref)}`);
           const plan = JSON.parse(found.plan.body) as SweepPlan;
           const native = CHAIN_DEFAULTS[plan.chain].native;
-          emit(opts.json, { plan, transactions: found.txs }, () =>
-            [describePlan(plan, native.decimals, native.symbol), table(found.txs.map((t) => ({ id: t.txKey, txid: t.txid, status: t.status, attempts: t.attempts, fee: `${formatUnits(BigInt(t.fee), native.decimals)} ${native.symbol}`, error: t.error })), ['id', 'txid', 'status', 'attempts', 'fee', 'error'])].join('\n'),
+          const units = coinUnitsOf(common.config, plan.chain, plan.network);
+          // The plan as its file holds it (atomic units) and each transaction's `moves` and `fee`, atomic,
+          // as `units` says; `amounts` in coins with the symbol.
+          const transactions = found.txs.map((t) => ({ ...t, amounts: { moves: Object.entries(t.moves).map(([symbol, a]) => units.coins(symbol, a)), fee: units.native(t.fee) } }));
+          emit(opts.json, { units: { plan: 'atomic', moves: 'atomic', fee: 'atomic' }, plan, transactions }, () =>
+            [describePlan(plan, native.decimals, native.symbol), table(transactions.map((t) => ({ id: t.txKey, txid: t.txid, status: t.status, attempts: t.attempts, moved: t.amounts.moves.join(', ') || 'nothing', fee: t.amounts.fee, error: t.error })), ['id', 'txid', 'status', 'attempts', 'moved', 'fee', 'error'])].join('\n'),
           );
         },
         { readOnly: true },
