@@ -2,6 +2,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Invoice } from '../../src/store/entities/invoice.entity.ts';
 import { Payment } from '../../src/store/entities/payment.entity.ts';
 import { skipUnless } from '../helpers/databases.ts';
@@ -13,11 +15,17 @@ import { DESKTOP, inBrowser, openBrowser, PHONE, skipWithoutChromium, type TestB
 // link in the chain's own standard; after, an under-payment is "short" with what is missing and no
 // automatic trip to the shop, an over-payment says the extra arrived, and a chain that completes
 // between two polls still shows its confirmations. At phone and desktop width, in real Chromium.
-// CHAINGATE_SCREENSHOTS=1 keeps a screenshot of each result under test/artifacts/.
+// CHAINGATE_SCREENSHOTS=1 keeps a screenshot of each result under test/artifacts/;
+// CHAINGATE_DOCS_IMAGES=1 writes the confirming and short views into docs/images/ (hosted-page.md).
 
 declare const document: any;
 
 const SHOTS = process.env.CHAINGATE_SCREENSHOTS === '1';
+const DOCS_IMAGES = process.env.CHAINGATE_DOCS_IMAGES === '1' ? fileURLToPath(new URL('../../docs/images/', import.meta.url)) : null;
+
+async function docsImage(b: TestBrowser, name: string): Promise<void> {
+  if (DOCS_IMAGES) await b.page.screenshot({ path: join(DOCS_IMAGES, `${name}.png`), fullPage: true });
+}
 const SOL_DEPOSIT = 'So11111111111111111111111111111111111111112';
 const USDC_MINT = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
 const TON_DEPOSIT = 'UQCD39VS5jcptHL8vMjEXrzGaRcCVYto7HUn4bpAOg8xqEBI';
@@ -83,12 +91,15 @@ describe('hosted page: the truth about the money, in Chromium on sqlite', { skip
         await b.page.clock.fastForward(5_000);
         await visible(b, 'confirming', 15_000);
         assert.equal(await slot(b, 'confirmations').textContent(), '1 / 1 confirmations');
+        await docsImage(b, `hosted-confirming-${width}`);
         await b.page.clock.fastForward(1_500);
         await visible(b, 'success', 15_000);
         assert.equal(await slot(b, 'success-title').textContent(), 'Payment received, but the amount is short');
         assert.equal(await slot(b, 'success-text').textContent(), '24.5 USDC arrived of the 25 USDC asked: 0.5 USDC is missing. Acme Corp has been told and will be in touch about the difference.');
         assert.ok(await slot(b, 'return-link').isVisible(), 'a link back to the shop remains');
+        assert.deepEqual([await slot(b, 'short-icon').isVisible(), await slot(b, 'success-icon').isVisible()], [true, false], 'a warning sign, not a tick');
         if (SHOTS) await b.screenshot(`settlement-underpaid-${width}`);
+        await docsImage(b, `hosted-short-${width}`);
         await b.page.clock.fastForward(10_000);
         assert.equal(new URL(b.page.url()).origin, d.url, 'no automatic redirect to returnUrl');
 

@@ -216,6 +216,7 @@ ${heading(fill(s.detectedTitle))}
 
 <section class="view state success" data-view="success" hidden>
 <div class="state-icon ok" data-slot="success-icon">${CHECK_ICON}</div>
+<div class="state-icon warn" data-slot="short-icon" hidden>${ALERT_ICON}</div>
 ${heading(`<span data-slot="success-title">${fill(s.successTitle)}</span>`)}
 <p data-slot="success-text"></p>
 <p><a class="button primary" data-slot="return-link" href="#" rel="noreferrer" hidden>${fill(s.returnNow, merchant)}</a></p>

@@ -505,7 +505,9 @@ async function showSuccess(focus = true, p = null) {
   const values = settlement ? { received: details.receivedAmount, expected: details.expectedAmount, difference: settlement.difference, coin: details.cryptoCurrency, merchant } : {};
   const kind = settlement?.kind ?? 'exact';
   $('success-title').textContent = kind === 'underpaid' ? S.underpaidTitle : kind === 'overpaid' ? S.overpaidTitle : S.successTitle;
-  $('success-icon').className = `state-icon ${kind === 'underpaid' ? 'warn' : 'ok'}`;
+  // Short of the amount is a warning, not a tick: the same sign as the server's page for it.
+  $('success-icon').hidden = kind === 'underpaid';
+  $('short-icon').hidden = kind !== 'underpaid';
   const redirect = kind === 'exact' && target;
   $('success-text').textContent = kind === 'underpaid' ? t('underpaidText', values) : kind === 'overpaid' ? t('overpaidText', values) : redirect ? t('successRedirect', { merchant }) : S.successNoRedirect;
   const link = $('return-link');
