@@ -117,7 +117,7 @@ test("Bitcoin Core's JSON-RPC names the endpoint (never its credentials), the me
     const url = new URL(`${base}${c.path}`);
     url.username = 'rpcuser';
     url.password = 'secretpassword';
-    const core = createCoreFetcher({ url: url.toString(), timeoutMs: 300, log: r.log, maxBackoffMs: 5, signal: r.signal });
+    const core = createCoreFetcher({ url: url.toString(), timeoutMs: c.path === '/hang' ? 300 : 10_000, log: r.log, maxBackoffMs: 5, signal: r.signal });
     await assert.rejects(core.tipHeight(), RpcAborted);
     assert.equal(r.logs.length, 3, c.path);
     for (const line of r.logs) {
