@@ -1,6 +1,13 @@
 import { z } from 'zod';
+import { httpUrlProblem } from '../domain/http-url.ts';
 
 // Operator overrides per chain and network, merged over the registry's defaults (src/chains/registry.ts).
+
+/** An http(s) URL with a host (src/domain/http-url.ts): refused when the configuration loads. */
+export const httpUrl = z.string().superRefine((value, ctx) => {
+  const problem = httpUrlProblem(value);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
 
 const tokenOverride = z.strictObject({
   address: z.string().min(1),
@@ -8,11 +15,11 @@ const tokenOverride = z.strictObject({
 });
 
 export const networkOverrideSchema = z.strictObject({
-  rpcUrl: z.url().optional(),
+  rpcUrl: httpUrl.optional(),
   /** What buyers see as the network's name (the devnet: "Ethereum devnet (local)"). */
   label: z.string().min(1).max(60).optional(),
   /** A second endpoint where a family needs one (java-tron's HTTP API beside its /jsonrpc). */
-  apiUrl: z.url().optional(),
+  apiUrl: httpUrl.optional(),
   /** Provider API key, sent as the provider's header (TronGrid: TRON-PRO-API-KEY); never logged. */
   apiKey: z.string().min(1).max(256).optional(),
   confirmations: z.int().min(1).max(10_000).optional(),

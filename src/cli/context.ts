@@ -7,7 +7,7 @@ import { migrate, migrationStatus } from '../store/migrate.ts';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { dialectOf, sqlitePath } from '../config/database-url.ts';
+import { dialectOf, redactUrl, sqlitePath } from '../config/database-url.ts';
 import { openDatabase, type Database } from '../store/orm.ts';
 import { newestSealedSecrets } from '../store/sealed-secrets.ts';
 import { UsageError } from '../domain/errors.ts';
@@ -48,10 +48,12 @@ export async function openCommon(options: OpenOptions = {}): Promise<Common> {
   const keyFrom = env.CHAINGATE_MASTER_KEY ? 'environment variable CHAINGATE_MASTER_KEY' : file ? `security.masterKey in ${file}` : 'security.masterKey';
   // Before the database opens, so a PostgreSQL deployment without a key stops at once.
   let masterKey = options.needsSecrets === false ? null : findMasterKey(config, log, keyFrom);
-  const db = await openDatabase(config.database.url, { createDatabase: options.createDatabase });
+  const db = await openDatabase(config.database.url, { createDatabase: options.createDatabase }).catch((err: unknown) => {
+    throw unreachablePostgres(err, config.database.url, urlFrom) ?? err;
+  });
   let box: SecretBox;
   try {
-    if (db.dialect === 'postgresql' && !options.createDatabase) await assertPostgresDatabase(db, urlFrom);
+    if (db.dialect === 'postgresql') await assertPostgresDatabase(db, urlFrom, options.createDatabase === true);
     if (!options.skipMigrationCheck) await ensureMigrated(db, log, options.readOnly === true);
     if (options.needsSecrets === false) {
       box = createSecretBox('unused-master-key-for-migrations-only');
@@ -93,18 +95,44 @@ function assertSqliteFile(url: string, from: string): void {
 }
 
 /**
- * A PostgreSQL database that does not exist is refused before anything (MikroORM's migrator would
- * create it), so a mistyped URL never starts an empty gateway. Only `migrate --create` creates one.
+ * A PostgreSQL that does not answer is refused with its URL; a database that does not exist is
+ * refused before anything (MikroORM's migrator would create it), so a mistyped URL never starts an
+ * empty gateway. Only `migrate --create` creates one.
  */
-async function assertPostgresDatabase(db: Database, from: string): Promise<void> {
+async function assertPostgresDatabase(db: Database, from: string, create: boolean): Promise<void> {
   try {
     await db.em().execute('select 1');
   } catch (err) {
-    // 3D000: invalid_catalog_name, "database … does not exist".
+    const unreachable = unreachablePostgres(err, db.url, from);
+    if (unreachable) throw unreachable;
+    // 3D000: invalid_catalog_name, "database … does not exist" (`migrate --create` makes it).
     if ((err as { code?: string }).code !== '3D000') throw err;
+    if (create) return;
     const name = new URL(db.url).pathname.slice(1);
     throw new UsageError(`database ${JSON.stringify(name)} does not exist (${db.url}, from ${from}): create it, or run \`chaingate migrate --create\``);
   }
+}
+
+// Socket errors that mean nothing answers at the URL's host and port, and PostgreSQL's refusals of
+// the URL's user (28P01: wrong password, 28000: no such role or no pg_hba.conf line).
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET']);
+const REFUSED_LOGIN = new Set(['28P01', '28000']);
+
+/**
+ * A PostgreSQL that does not answer at start-up is a setting or a service to fix, not a crash:
+ * exit 2 (which systemd does not restart in a loop) with the URL, password hidden, and a hint.
+ */
+function unreachablePostgres(err: unknown, url: string, from: string): UsageError | null {
+  if (dialectOf(url) !== 'postgresql' || !(err instanceof Error)) return null;
+  const code = (err as { code?: string }).code ?? '';
+  // A host with several addresses (localhost: ::1 and 127.0.0.1) fails with an AggregateError whose message is empty.
+  const reason = err.message || (err instanceof AggregateError ? err.errors.map((e: Error) => e.message).join('; ') : code);
+  const shown = redactUrl(url);
+  if (UNREACHABLE.has(code)) {
+    return new UsageError(`cannot connect to PostgreSQL at ${shown} (from ${from}): ${reason}; is PostgreSQL running? (pg_ctlcluster <version> main start, or systemctl start postgresql) and are the host and port right?`);
+  }
+  if (REFUSED_LOGIN.has(code)) return new UsageError(`PostgreSQL at ${shown} (from ${from}) refused the login: ${reason}; check the user and password in the URL`);
+  return null;
 }
 
 /**

@@ -138,6 +138,11 @@ function describeIssue(
 
 function redactedJson(key: string, value: unknown): string {
   if (/masterKey|secret|password/i.test(key)) return '"[redacted]"';
+  // An endpoint is shown as scheme://host[:port]: keys live in paths, queries and user info.
+  if (/Url$/.test(key) && typeof value === 'string' && !/\s/.test(value) && URL.canParse(value) && !key.startsWith('database')) {
+    const url = new URL(value);
+    if (url.host) return JSON.stringify(`${url.protocol}//${url.host}${url.pathname.length > 1 || url.search ? '/…' : ''}`);
+  }
   const json = JSON.stringify(value) ?? String(value);
   return json.length > 80 ? `${json.slice(0, 77)}...` : json;
 }

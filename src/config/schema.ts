@@ -1,6 +1,6 @@
 import { validate as validateCron } from 'node-cron';
 import { z } from 'zod';
-import { chainOverrideSchema } from '../chains/chain-config-schema.ts';
+import { chainOverrideSchema, httpUrl } from '../chains/chain-config-schema.ts';
 
 const decimalString = z.string().regex(/^(0|[1-9]\d*)(\.\d+)?$/, 'a decimal string such as "3000" or "0.5"');
 
@@ -22,7 +22,7 @@ export const configSchema = z.strictObject({
       port: z.coerce.number().int().min(0).max(65_535),
       trustProxy: z.boolean(),
       bodyLimit: z.int().min(1024).max(64 * 1024 * 1024),
-      checkoutPageUrl: z.url().nullable(),
+      checkoutPageUrl: httpUrl.nullable(),
       checkoutAllowedOrigins: z.array(z.string()),
       /** Whole request (headers and body) must arrive within this; a slow client is cut off with 408. */
       requestTimeoutMs: z.int().min(1000).max(600_000),
@@ -80,7 +80,7 @@ export const configSchema = z.strictObject({
     source: z.enum(['static', 'http']),
     static: z.record(z.string(), z.record(z.string(), decimalString)),
     http: z.strictObject({
-      baseUrl: z.url(),
+      baseUrl: httpUrl,
       ttlSeconds: z.int().min(0),
       timeoutMs: z.int().min(100),
     }),
@@ -125,12 +125,18 @@ export const configSchema = z.strictObject({
     lateWatchDays: z.number().min(0).max(365),
     rpcTimeoutMs: z.int().min(500).max(120_000),
     addressesPerLogQuery: z.int().min(1).max(10_000),
+    /**
+     * A mainnet indexer without `chains.<chain>.mainnet.rpcUrl` refuses to start unless this is
+     * true: it would watch payments through a free public endpoint nobody chose. Never under
+     * NODE_ENV=production, where every indexer needs its own rpcUrl.
+     */
+    allowPublicEndpoints: z.boolean(),
   }),
   idToken: z
     .strictObject({
       issuer: z.string().optional(),
       audience: z.string().optional(),
-      jwksUrl: z.url().optional(),
+      jwksUrl: httpUrl.optional(),
       jwk: z.record(z.string(), z.unknown()).optional(),
     })
     .optional(),

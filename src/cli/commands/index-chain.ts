@@ -1,5 +1,7 @@
 import { Command } from 'commander';
 import { getNetwork} from '../../chains/registry.ts';
+import { loadConfig } from '../../config/load-config.ts';
+import { endpointChoice } from '../../chains/public-endpoint.ts';
 import { CHAIN_SLUGS, isChainSlug } from '../../chains/slugs.ts';
 import { UsageError } from '../../domain/errors.ts';
 import { recordIndexerFailure, recordRpcFaults, startIndexer } from '../../indexer/run-indexer.ts';
@@ -19,6 +21,13 @@ export function indexCommand(): Command {
     .action(async (chain: string, opts: { testnet?: boolean; fromBlock?: string; exitIfRunning?: boolean; json?: boolean }) => {
       if (!isChainSlug(chain)) throw new UsageError(`unknown chain slug ${JSON.stringify(chain)} (known: ${CHAIN_SLUGS.join(', ')})`);
       if (opts.fromBlock !== undefined && !/^\d{1,15}$/.test(opts.fromBlock)) throw new UsageError('--from-block must be a block number');
+      // Before the database opens (an embedded one would be created and migrated for nothing).
+      const { config } = loadConfig();
+      const choice = endpointChoice(config.chains, getNetwork(resolveChains(config.chains), chain, Boolean(opts.testnet)), {
+        allowPublicEndpoints: config.indexer.allowPublicEndpoints,
+        production: process.env.NODE_ENV === 'production',
+      });
+      if (choice.problem) throw new UsageError(choice.problem);
       await withCommon(async (common) => {
         const network = getNetwork(resolveChains(common.config.chains), chain, Boolean(opts.testnet));
         if (!network.enabled) throw new UsageError(`${chain} is disabled in the config (chains.${chain}.enabled)`);
@@ -27,11 +36,11 @@ export function indexCommand(): Command {
         // tried, where (scheme://host[:port] only: keys live in URL paths), and record what fails.
         const endpoint = endpointOrigin(network.rpcUrl);
         const api = network.apiUrl && endpointOrigin(network.apiUrl) !== endpoint ? endpointOrigin(network.apiUrl) : null;
-        const indexing = { chain: network.chain, network: network.network, testnet: network.testnet, endpoint, ...(api ? { apiEndpoint: api } : {}) };
+        const indexing = { chain: network.chain, network: network.network, testnet: network.testnet, endpoint, ...(api ? { apiEndpoint: api } : {}), ...(choice.configured ? {} : { publicEndpoint: true }) };
         process.stdout.write(
           opts.json
             ? `${JSON.stringify({ indexing, pid: process.pid })}\n`
-            : `indexing ${network.chain} ${network.network} via ${endpoint}${api ? ` and ${api}` : ''} (pid ${process.pid})\n`,
+            : `indexing ${network.chain} ${network.network} via ${endpoint}${api ? ` and ${api}` : ''}${choice.configured ? '' : ' (the public default endpoint: no rpcUrl is set)'} (pid ${process.pid})\n`,
         );
         const stopRecording = recordRpcFaults(common.db, key);
         const recordFatal = async (err: unknown) => {

@@ -1,0 +1,128 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BIN, runCli, type CliResult } from '../helpers/cli.ts';
+import { trackChild } from '../helpers/children.ts';
+import { closedPort } from '../helpers/webhook-receiver.ts';
+
+// Issue 42: what an operator meets on a fresh machine, run as they would run it (the real
+// bin/chaingate), with what they see checked: the exit code and the one line on stderr.
+
+function freshDir(t: { after(fn: () => void): void }): string {
+  const dir = mkdtempSync(join(tmpdir(), 'cg-ops-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+function oneLine(res: CliResult, code: number, pattern: RegExp, what: string): string {
+  assert.equal(res.code, code, `${what}: exit code (stderr: ${res.stderr})`);
+  const lines = res.stderr.split('\n').filter((l) => l && !l.startsWith('chaingate: compiling'));
+  assert.equal(lines.length, 1, `${what}: one line on stderr, got:\n${res.stderr}`);
+  assert.match(lines[0]!, pattern, what);
+  return lines[0]!;
+}
+
+/** The first line `bin/chaingate args…` prints on stdout, then SIGTERM; or its exit if it ends first. */
+function firstLine(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<{ line: string | null; code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  trackChild(child);
+  let out = '';
+  let err = '';
+  child.stderr.on('data', (d: Buffer) => (err += d));
+  return new Promise((resolve) => {
+    child.stdout.on('data', (d: Buffer) => {
+      out += d;
+      const nl = out.indexOf('\n');
+      if (nl >= 0) {
+        child.once('exit', () => resolve({ line: out.slice(0, nl), code: null, stderr: err }));
+        child.kill('SIGTERM');
+      }
+    });
+    child.once('exit', (code) => {
+      if (!out.includes('\n')) resolve({ line: null, code, stderr: err });
+    });
+  });
+}
+
+function cleanEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('CHAINGATE_') && k !== 'NODE_ENV') env[k] = v;
+  return env;
+}
+
+describe('endpoint URLs are checked when the configuration loads (issue 42, item 2)', () => {
+  test('config check and index refuse a malformed rpcUrl with exit 2, naming the key and the file', async (t) => {
+    const dir = freshDir(t);
+    const bad: [string, RegExp][] = [
+      ['htp:/bad url', /must not contain spaces/],
+      ['htp://node.example.com', /scheme htp is not http or https/],
+      ['http:/node.example.com', /needs a host/],
+    ];
+    for (const [url, problem] of bad) {
+      const file = join(dir, 'chaingate.yaml');
+      writeFileSync(file, `chains:\n  ethereum:\n    mainnet:\n      rpcUrl: ${JSON.stringify(url)}\n`);
+      const env = { CHAINGATE_CONFIG: file, CHAINGATE_DATABASE_URL: `sqlite:${join(dir, 'cg.db')}` };
+      for (const args of [['config', 'check'], ['index', 'ethereum']]) {
+        const line = oneLine(await runCli(args, env, { cwd: dir }), 2, problem, `${args.join(' ')} with rpcUrl ${url}`);
+        assert.ok(line.startsWith('chaingate: config error: chains.ethereum.mainnet.rpcUrl: '), line);
+        assert.ok(line.endsWith(`— from ${file}`), line);
+      }
+    }
+    // The key behind a provider URL is not echoed when its neighbour is wrong.
+    writeFileSync(join(dir, 'chaingate.yaml'), 'chains:\n  ethereum:\n    mainnet:\n      apiUrl: "ftp://node.example.com/v2/SECRETKEY"\n');
+    const res = await runCli(['config', 'check'], { CHAINGATE_CONFIG: join(dir, 'chaingate.yaml') }, { cwd: dir });
+    oneLine(res, 2, /apiUrl: scheme ftp is not http or https \(got "ftp:\/\/node\.example\.com\/…"\)/, 'apiUrl');
+    assert.doesNotMatch(res.stderr, /SECRETKEY/);
+  });
+
+  test('a mainnet indexer without its own rpcUrl refuses to start and names the public endpoint', async (t) => {
+    const dir = freshDir(t);
+    const db = `sqlite:${join(dir, 'cg.db')}`;
+    oneLine(
+      await runCli(['index', 'ethereum'], { CHAINGATE_DATABASE_URL: db }, { cwd: dir }),
+      2,
+      /^chaingate: chains\.ethereum\.mainnet\.rpcUrl is not set: .*indexer\.allowPublicEndpoints: true to use the public endpoint https:\/\/ethereum-rpc\.publicnode\.com/,
+      'no rpcUrl',
+    );
+    const allow = join(dir, 'allow.yaml');
+    writeFileSync(allow, 'indexer:\n  allowPublicEndpoints: true\n');
+    oneLine(
+      await runCli(['index', 'ethereum'], { CHAINGATE_DATABASE_URL: db, CHAINGATE_CONFIG: allow, NODE_ENV: 'production' }, { cwd: dir }),
+      2,
+      /^chaingate: chains\.ethereum\.mainnet\.rpcUrl is not set, and under NODE_ENV=production every indexer needs an endpoint of its own \(without one it would use the public endpoint https:\/\/ethereum-rpc\.publicnode\.com\)$/,
+      'production ignores allowPublicEndpoints',
+    );
+    oneLine(
+      await runCli(['index', 'ethereum', '--testnet'], { CHAINGATE_DATABASE_URL: db, NODE_ENV: 'production' }, { cwd: dir }),
+      2,
+      /chains\.ethereum\.testnet\.rpcUrl is not set, and under NODE_ENV=production/,
+      'production: testnets too',
+    );
+    // Chosen explicitly, it starts and says whose endpoint it uses (before it connects anywhere).
+    const started = await firstLine(['index', 'ethereum', '--json'], { CHAINGATE_DATABASE_URL: db, CHAINGATE_CONFIG: allow }, dir);
+    assert.deepEqual(JSON.parse(started.line ?? 'null')?.indexing, { chain: 'ethereum', network: 'MAINNET', testnet: false, endpoint: 'https://ethereum-rpc.publicnode.com', publicEndpoint: true }, started.stderr);
+    const testnet = await firstLine(['index', 'ethereum', '--testnet'], { CHAINGATE_DATABASE_URL: db }, dir);
+    assert.match(testnet.line ?? '', /^indexing ethereum SEPOLIA via https:\/\/ethereum-sepolia-rpc\.publicnode\.com \(the public default endpoint: no rpcUrl is set\) \(pid \d+\)$/, testnet.stderr);
+  });
+});
+
+describe('an unreachable PostgreSQL is exit 2 with its URL and a hint (issue 42, item 3)', () => {
+  test('serve, index, migrate, webhooks work and the CLI commands say where and what to check', async (t) => {
+    const dir = freshDir(t);
+    const port = await closedPort();
+    const url = `postgres://chaingate:s3cret-pw@127.0.0.1:${port}/chaingate`;
+    const env = { CHAINGATE_DATABASE_URL: url, CHAINGATE_MASTER_KEY: randomBytes(32).toString('hex') };
+    const commands = [['serve'], ['index', 'ethereum', '--testnet'], ['migrate'], ['migrate', '--create'], ['webhooks', 'work'], ['status'], ['merchant', 'list']];
+    const results = await Promise.all(commands.map((args) => runCli(args, env, { cwd: dir })));
+    results.forEach((res, i) => {
+      const line = oneLine(res, 2, /^chaingate: cannot connect to PostgreSQL at /, commands[i]!.join(' '));
+      assert.ok(line.includes(`postgres://chaingate:***@127.0.0.1:${port}/chaingate (from CHAINGATE_DATABASE_URL)`), line);
+      assert.match(line, /ECONNREFUSED.*is PostgreSQL running\? \(pg_ctlcluster .* start/, line);
+      assert.doesNotMatch(res.stderr, /s3cret-pw/);
+    });
+  });
+});
