@@ -48,13 +48,18 @@ export async function merchantPayments(deps: DaemonDeps, merchantId: string, que
   return { items: items.map((p) => paymentView(p, p.invoice)), pagination };
 }
 
-/** GET /api/v1/payments/{id}: the payment with its refunds (docs/refunds.md). */
+/** GET /api/v1/payments/{id}: the same shape as a list item (the specification's rule). */
 export async function merchantPayment(deps: DaemonDeps, merchantId: string, paymentId: string) {
+  const payment = await loadPaymentWithInvoice(deps.common.db, paymentId, merchantId);
+  return paymentView(payment, payment.invoice);
+}
+
+/** GET /api/v1/payments/{id}/refunds: the payment's refunds, oldest first (docs/refunds.md#on-the-api). */
+export async function merchantPaymentRefunds(deps: DaemonDeps, merchantId: string, paymentId: string) {
   const { db } = deps.common;
-  const payment = await loadPaymentWithInvoice(db, paymentId, merchantId);
+  const payment = await loadPayment(db, paymentId, merchantId);
   const native = CHAIN_DEFAULTS[payment.blockchain as ChainSlug].native;
-  const refunds = (await refundsOfPayment(poolReader(db), payment.id)).map((r) => refundView(r, native));
-  return { ...paymentView(payment, payment.invoice), refunds };
+  return { items: (await refundsOfPayment(poolReader(db), payment.id)).map((r) => refundView(r, native)) };
 }
 
 /** GET /api/v1/payments/{id}/status. */

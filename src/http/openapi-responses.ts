@@ -88,7 +88,7 @@ export const paymentData = z.strictObject({
   invoice: z.strictObject({ id: z.string(), referenceId: z.string(), orderId: z.string(), status: invoiceStatus }),
 });
 
-/** One refund of a payment: our addition to GET /api/v1/payments/{id} (docs/refunds.md). */
+/** One refund of a payment: GET /api/v1/payments/{id}/refunds, our addition (docs/refunds.md). */
 export const refundData = z.strictObject({
   id: z.string(),
   status: z.enum(['PLANNED', 'PENDING', 'CONFIRMED', 'FAILED', 'CANCELLED', 'EXPIRED']).describe('PLANNED: not broadcast yet (its amount reserved); CANCELLED / EXPIRED: never broadcast, cancelled or past its plan\'s reservation; PENDING: sent, not final; CONFIRMED: final on chain; FAILED: refused or reverted (a later broadcast may still send it)'),
@@ -104,7 +104,7 @@ export const refundData = z.strictObject({
   confirmedAt: isoOrNull,
 });
 
-export const paymentWithRefundsData = paymentData.extend({ refunds: z.array(refundData).describe('refunds of this payment, oldest first (chaingate addition)') });
+export const refundListData = z.strictObject({ items: z.array(refundData).describe('refunds of this payment, oldest first') });
 
 export const paymentListData = z.strictObject({
   items: z.array(paymentData),
@@ -236,8 +236,8 @@ export const RESPONSE_SCHEMAS = {
     InvoiceStatus: invoiceStatusData,
     GatewayCheckout: gatewayCheckoutData,
     Payment: paymentData,
-    PaymentWithRefunds: paymentWithRefundsData,
     Refund: refundData,
+    RefundList: refundListData,
     PaymentList: paymentListData,
     PaymentStatus: paymentStatusData,
   },

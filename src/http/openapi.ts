@@ -48,7 +48,8 @@ export const GATEWAY_ROUTES: RouteDoc<'gateway'>[] = [
     errors: ['INVOICE_NOT_FOUND', 'INVOICE_NOT_AVAILABLE', 'INVOICE_EXPIRED', 'INVALID_CURRENCY', 'PAYMENT_ALREADY_IN_PROGRESS', 'CHAIN_NOT_MONITORED', 'NO_AVAILABLE_WALLET', 'BLOCKCHAIN_NOT_SUPPORTED', 'RATE_UNAVAILABLE', 'CONTRACT_NOT_CONFIGURED'],
   },
   { method: 'get', path: '/payments', summary: 'List payments, newest first', query: listPaymentsQuery, success: [200, 'PaymentList'], errors: [] },
-  { method: 'get', path: '/payments/{id}', summary: 'Get a payment, with its refunds', success: [200, 'PaymentWithRefunds'], errors: ['PAYMENT_NOT_FOUND'] },
+  { method: 'get', path: '/payments/{id}', summary: 'Get a payment (the same shape as a list item)', success: [200, 'Payment'], errors: ['PAYMENT_NOT_FOUND'] },
+  { method: 'get', path: '/payments/{id}/refunds', summary: "A payment's refunds, oldest first (chaingate addition)", success: [200, 'RefundList'], errors: ['PAYMENT_NOT_FOUND'] },
   { method: 'get', path: '/payments/{id}/status', summary: 'Payment status projection (a cheap poll)', success: [200, 'PaymentStatus'], errors: ['PAYMENT_NOT_FOUND'] },
 ];
 

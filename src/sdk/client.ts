@@ -188,9 +188,9 @@ export interface Refund {
   confirmedAt: string | null;
 }
 
-/** `getPayment`: a payment with its refunds. */
-export interface PaymentWithRefunds extends Payment {
-  refunds: Refund[];
+/** `paymentRefunds`: GET /api/v1/payments/{id}/refunds, oldest first. */
+export interface RefundList {
+  items: Refund[];
 }
 
 export interface PaymentList {
@@ -215,7 +215,10 @@ export interface ChaingateClient {
   cancelInvoice(id: string, options?: CallOptions): Promise<Invoice>;
   checkout(invoiceId: string, input: CheckoutInput, options?: CallOptions): Promise<CheckoutResult>;
   listPayments(query?: ListPaymentsQuery): Promise<PaymentList>;
-  getPayment(id: string): Promise<PaymentWithRefunds>;
+  /** The same shape as a `listPayments` item. */
+  getPayment(id: string): Promise<Payment>;
+  /** The payment's refunds (chaingate's addition to the specification; docs/refunds.md#on-the-api). */
+  paymentRefunds(id: string): Promise<RefundList>;
   paymentStatus(id: string): Promise<PaymentStatus>;
   /** Verifies a delivery (X-Webhook-Signature) and returns the parsed event; throws WebhookVerificationError. */
   verifyWebhook<T = unknown>(input: Omit<VerifyWebhookInput, 'apiSecret'>): T;
@@ -284,6 +287,7 @@ export function createChaingateClient(options: ClientOptions): ChaingateClient {
     checkout: (invoiceId, input, o) => call('POST', `/api/v1/invoices/${id(invoiceId)}/checkout`, input, o),
     listPayments: (q) => call('GET', `/api/v1/payments${query(q)}`),
     getPayment: (paymentId) => call('GET', `/api/v1/payments/${id(paymentId)}`),
+    paymentRefunds: (paymentId) => call('GET', `/api/v1/payments/${id(paymentId)}/refunds`),
     paymentStatus: (paymentId) => call('GET', `/api/v1/payments/${id(paymentId)}/status`),
     verifyWebhook: <T>(input: Omit<VerifyWebhookInput, 'apiSecret'>) => constructWebhookEvent<T>({ ...input, apiSecret: options.apiSecret }),
     standardWebhookSecret: () => standardWebhookSecret(options.apiSecret),

@@ -91,7 +91,7 @@ for (const dialect of DIALECTS) {
       const d = await startTestDaemon(t, dialect);
       const [id] = await makePayments(d, 1);
       const other = await d.createMerchant({ name: 'Other' });
-      for (const path of [`/api/v1/payments/${id}`, `/api/v1/payments/${id}/status`, '/api/v1/payments/nosuchpayment000000000000']) {
+      for (const path of [`/api/v1/payments/${id}`, `/api/v1/payments/${id}/status`, `/api/v1/payments/${id}/refunds`, '/api/v1/payments/nosuchpayment000000000000', '/api/v1/payments/nosuchpayment000000000000/refunds']) {
         const res = await d.signed('GET', path, undefined, path.includes(id!) ? { merchant: other } : {});
         assert.deepEqual([res.status, res.json.error.code], [404, 'PAYMENT_NOT_FOUND'], path);
       }
@@ -99,6 +99,13 @@ for (const dialect of DIALECTS) {
       assert.equal(list.json.data.pagination.total, 0);
       const mine = await d.signed('GET', `/api/v1/payments/${id}`);
       assert.equal(mine.json.data.id, id);
+      // The specification: the single read is "the same shape as a list item" (issue 42, item 5);
+      // refunds have their own route.
+      const [item] = (await d.signed('GET', '/api/v1/payments')).json.data.items;
+      assert.deepEqual(mine.json.data, item);
+      assert.ok(!('refunds' in mine.json.data));
+      const refunds = await d.signed('GET', `/api/v1/payments/${id}/refunds`);
+      assert.deepEqual([refunds.status, refunds.json.data], [200, { items: [] }]);
     });
   });
 }

@@ -21,7 +21,7 @@ import { paidInvoice } from '../helpers/ledger-rows.ts';
 // Refunds through the real binary (docs/refunds.md), on a regtest chain served over Esplora:
 // an over-payment refunded from its deposit (the rest stays), a refund above what is left refused,
 // late funds to an expired payment refunded in full (REFUNDED, payment.refunded once), a swept
-// deposit refused without --from-address; the refunds on GET /api/v1/payments/{id}; and the
+// deposit refused without --from-address; the refunds on GET /api/v1/payments/{id}/refunds; and the
 // accountant's CSV read back by a spreadsheet library as numbers.
 
 const BUYER = regtestAddress(0x51);
@@ -138,10 +138,12 @@ for (const dialect of DIALECTS) {
       // 4. A swept deposit holds nothing to refund from.
       await refused(['refund', 'plan', '--payment', swept.id, '--to', BUYER, '--amount', '0.0001', '--out', join(dir, 'x.json')], /was swept on \d{4}-\d\d-\d\d \(sweep plan c{16}…\): its funds are in your cold wallet, not on the deposit; refund from a wallet address with --from-address/);
 
-      // The merchant's view of the payment: its refunds, our addition to the spec's Payment.
-      const got = await gw.signed('GET', `/api/v1/payments/${over.id}`);
+      // The merchant's view of the payment's refunds: our addition, a route of its own (the
+      // payment itself keeps the specification's shape).
+      const got = await gw.signed('GET', `/api/v1/payments/${over.id}/refunds`);
       assert.equal(got.status, 200);
-      const refunds = got.json.data.refunds as { amount: string; status: string; address: string; from: string; transactionHash: string; fee: string; feeCurrency: string }[];
+      assert.ok(!('refunds' in (await gw.signed('GET', `/api/v1/payments/${over.id}`)).json.data));
+      const refunds = got.json.data.items as { amount: string; status: string; address: string; from: string; transactionHash: string; fee: string; feeCurrency: string }[];
       assert.equal(refunds.length, 1);
       assert.deepEqual([refunds[0]!.amount, refunds[0]!.status, refunds[0]!.address, refunds[0]!.from, refunds[0]!.feeCurrency], ['0.0001', 'CONFIRMED', BUYER, 'deposit', 'BTC']);
       assert.match(refunds[0]!.transactionHash, /^[0-9a-f]{64}$/);

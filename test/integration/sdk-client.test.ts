@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { z } from 'zod';
 import type * as Responses from '../../src/http/openapi-responses.ts';
-import { ChaingateApiError, createChaingateClient, type CheckoutResult, type Invoice, type InvoiceStatus, type InvoiceWithPayments, type Payment, type PaymentList, type PaymentStatus } from '../../src/sdk/client.ts';
+import { ChaingateApiError, createChaingateClient, type CheckoutResult, type Invoice, type InvoiceStatus, type InvoiceWithPayments, type Payment, type PaymentList, type PaymentStatus, type RefundList } from '../../src/sdk/client.ts';
 import { runCli } from '../helpers/cli.ts';
 import { createTestDatabase } from '../helpers/databases.ts';
 import { evmAddresses, startTestDaemon } from '../helpers/daemon.ts';
@@ -70,7 +70,8 @@ const sdkTypesMatchTheDocument: {
   payment: Same<Payment, z.output<typeof Responses.paymentData>>;
   paymentList: Same<PaymentList, z.output<typeof Responses.paymentListData>>;
   paymentStatus: Same<PaymentStatus, z.output<typeof Responses.paymentStatusData>>;
-} = { invoice: true, invoiceWithPayments: true, invoiceStatus: true, checkout: true, payment: true, paymentList: true, paymentStatus: true };
+  refundList: Same<RefundList, z.output<typeof Responses.refundListData>>;
+} = { invoice: true, invoiceWithPayments: true, invoiceStatus: true, checkout: true, payment: true, paymentList: true, paymentStatus: true, refundList: true };
 
 test('every SDK call answers exactly the shape the OpenAPI document gives for its route', async (t) => {
   assert.ok(Object.values(sdkTypesMatchTheDocument).every(Boolean));
@@ -93,7 +94,8 @@ test('every SDK call answers exactly the shape the OpenAPI document gives for it
   assert.equal(conforms('get', '/invoices/{id}/status', 200, await client.invoiceStatus(invoice.id)).paymentId, payment.id);
   assert.equal(conforms('get', '/invoices/{id}', 200, await client.getInvoice(invoice.id)).payments.length, 1);
   assert.equal(conforms('get', '/payments', 200, await client.listPayments({ take: 5 })).items.length, 1);
-  conforms('get', '/payments/{id}', 200, await client.getPayment(payment.id));
+  assert.deepEqual(conforms('get', '/payments/{id}', 200, await client.getPayment(payment.id)), (await client.listPayments({ take: 1 })).items[0], 'a list item');
+  assert.deepEqual(conforms('get', '/payments/{id}/refunds', 200, await client.paymentRefunds(payment.id)), { items: [] });
   conforms('get', '/payments/{id}/status', 200, await client.paymentStatus(payment.id));
   const spare = await client.createInvoice({ orderId: 'o-2', amount: '990', currency: 'USD' });
   assert.equal(conforms('delete', '/invoices/{id}', 200, await client.cancelInvoice(spare.id)).status, 'CANCELLED');

@@ -7,7 +7,7 @@ import { openGatewayCheckout } from '../../app/checkout.ts';
 import { createInvoice } from '../../app/create-invoice.ts';
 import type { DaemonDeps } from '../../app/deps.ts';
 import { type WriteOutcome, type WriteRequest, writeFingerprint } from '../../app/idempotent-write.ts';
-import { merchantInvoice, merchantInvoiceStatus, merchantPayment, merchantPayments, merchantPaymentStatus } from '../../app/merchant-reads.ts';
+import { merchantInvoice, merchantInvoiceStatus, merchantPayment, merchantPaymentRefunds, merchantPayments, merchantPaymentStatus } from '../../app/merchant-reads.ts';
 import { chargeRefusedRequest, markSignatureVerified } from '../rate-limit.ts';
 import { RouteTable } from '../app.ts';
 import { sendData } from '../envelope.ts';
@@ -131,6 +131,10 @@ export async function gatewayPlugin(app: FastifyInstance, deps: DaemonDeps): Pro
 
   routes.add('GET', '/payments/:id', async (req, reply) =>
     sendData(req, reply, await merchantPayment(deps, pointOf(req), idParam(req, 'PAYMENT_NOT_FOUND'))),
+  );
+
+  routes.add('GET', '/payments/:id/refunds', async (req, reply) =>
+    sendData(req, reply, await merchantPaymentRefunds(deps, pointOf(req), idParam(req, 'PAYMENT_NOT_FOUND'))),
   );
 
   routes.add('GET', '/payments/:id/status', async (req, reply) =>
