@@ -1,4 +1,4 @@
-import { indexerCursors } from '../store/indexer-cursor.ts';
+import { indexerCursors, isFailingNow } from '../store/indexer-cursor.ts';
 import type { Database } from '../store/orm.ts';
 import { migrationStatus } from '../store/migrate.ts';
 import { countPools, type PoolCount } from '../store/wallet-pool.ts';
@@ -16,13 +16,14 @@ export interface StatusReport {
   merchants: { total: number; active: number };
   invoices: Record<string, number>;
   payments: Record<string, number>;
-  pools: PoolCount[];
+  /** `network`: the network's name (MAINNET, SEPOLIA, DEVNET, …), as the indexers and the metrics say it. */
+  pools: (PoolCount & { network: string })[];
   /**
    * What `sweep broadcast` moved to cold storage per chain, network and coin: final (`swept`) and on
    * its way (`pending`) in coin units, null for a coin the registry does not know; the same in atomic
-   * units under `sweptAtomic` and `pendingAtomic`.
+   * units under `sweptAtomic` and `pendingAtomic`. `network` is named as the pools' is.
    */
-  sweeps: { chain: string; isTestnet: boolean; symbol: string; decimals: number | null; swept: string | null; pending: string | null; sweptAtomic: string; pendingAtomic: string }[];
+  sweeps: { chain: string; network: string; isTestnet: boolean; symbol: string; decimals: number | null; swept: string | null; pending: string | null; sweptAtomic: string; pendingAtomic: string }[];
   indexers: {
     chain: string;
     network: string;
@@ -37,7 +38,11 @@ export interface StatusReport {
     lagBlocks: number | null;
     /** Seconds since the indexer last read the head (null: never). */
     lastPollAgeSeconds: number | null;
-    /** Its last poll, or an RPC call it keeps retrying, failed, and no poll has succeeded since. */
+    /**
+     * Its last poll, or an RPC call it keeps retrying, failed, no poll has succeeded since, and a
+     * process is still behind it (a lease, or a failure recorded within 2 minutes); a stopped
+     * indexer is not failing, whatever its last error was.
+     */
     failing: boolean;
     /** When the current run of failures began (null when not failing); the same as lastErrorAt. */
     failingSince: string | null;
@@ -56,6 +61,13 @@ export interface StatusReport {
    */
   offers: NetworkOffer[];
   generatedAt: string;
+}
+
+/** The network's name for a pool or a sweep: the configured one (a DEVNET) where the report has the registry. */
+function networkNameOf(chain: string, isTestnet: boolean, registry: AvailabilityContext['registry'] | undefined): string {
+  if (!isChainSlug(chain)) return isTestnet ? 'TESTNET' : 'MAINNET';
+  if (registry) return (isTestnet ? registry.chains[chain].testnet : registry.chains[chain].mainnet).network;
+  return (isTestnet ? CHAIN_DEFAULTS[chain].testnet : CHAIN_DEFAULTS[chain].mainnet).network;
 }
 
 /** A coin's decimals from the registry's defaults (sweeps record atomic units per symbol); null when unknown. */
@@ -93,11 +105,11 @@ export async function statusReport(
     merchants,
     invoices,
     payments,
-    pools,
+    pools: pools.map((p) => ({ ...p, network: networkNameOf(p.chain, p.isTestnet, offers?.registry) })),
     sweeps: swept.map((t) => {
       const decimals = decimalsOf(t.chain, t.isTestnet, t.symbol);
       const coins = (atomic: string) => (decimals === null ? null : formatUnits(BigInt(atomic), decimals));
-      return { chain: t.chain, isTestnet: t.isTestnet, symbol: t.symbol, decimals, swept: coins(t.swept), pending: coins(t.pending), sweptAtomic: t.swept, pendingAtomic: t.pending };
+      return { chain: t.chain, network: networkNameOf(t.chain, t.isTestnet, offers?.registry), isTestnet: t.isTestnet, symbol: t.symbol, decimals, swept: coins(t.swept), pending: coins(t.pending), sweptAtomic: t.swept, pendingAtomic: t.pending };
     }),
     indexers: cursors.map((c) => ({
       chain: c.chain,
@@ -109,8 +121,8 @@ export async function statusReport(
       head: c.headNumber ?? null,
       lagBlocks: c.headNumber && c.placed ? Math.max(0, Number(c.headNumber) - Number(c.blockNumber)) : null,
       lastPollAgeSeconds: c.headSeenAt ? Math.max(0, Math.round((now.getTime() - c.headSeenAt.getTime()) / 1000)) : null,
-      failing: Boolean(c.lastError),
-      failingSince: c.lastError ? (c.lastErrorAt?.toISOString() ?? null) : null,
+      failing: isFailingNow(c, now),
+      failingSince: isFailingNow(c, now) ? (c.lastErrorAt?.toISOString() ?? null) : null,
       lastError: c.lastError ?? null,
       lastErrorAt: c.lastErrorAt?.toISOString() ?? null,
       endpoint: endpointOf?.(c.chain, c.network) ?? null,
@@ -118,7 +130,7 @@ export async function statusReport(
     recentErrors: [
       // An indexer still failing is a current problem however long ago it began.
       ...cursors
-        .filter((c) => c.lastError && c.lastErrorAt)
+        .filter((c) => c.lastErrorAt && isFailingNow(c, now))
         .map((c) => ({ at: c.lastErrorAt!.toISOString(), source: `indexer ${c.chain} ${c.network}`, message: c.lastError! })),
       ...failedAttempts.map((a) => ({ at: a.attemptedAt.toISOString(), source: 'webhook', message: `${a.url ?? '(no url)'}: ${a.statusCode ? `HTTP ${a.statusCode}` : (a.error ?? 'failed').slice(0, 160)}` })),
     ].sort((a, b) => (a.at < b.at ? 1 : -1)).slice(0, 20),

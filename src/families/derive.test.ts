@@ -235,3 +235,17 @@ test('assertPublicKeyMaterial() refuses secrets without echoing them', () => {
     assert.doesNotThrow(() => assertPublicKeyMaterial(ok));
   }
 });
+
+test('a master key (depth 0) is refused with the account path to export instead (issue 42)', () => {
+  const seed = Buffer.alloc(32, 7);
+  const master = HDNodeWallet.fromSeed(seed);
+  assert.equal(master.depth, 0);
+  for (const family of ['ethereum', 'bitcoin'] as const) {
+    assert.throws(
+      () => deriveAddresses({ family: family === 'ethereum' ? 'evm' : 'bitcoin', testnet: false, xpub: master.neuter().extendedKey, start: 0, count: 1 }),
+      (err: Error) => err instanceof UsageError && /master key \(depth 0\).*m\/44'\/60'\/0'/.test(err.message),
+    );
+  }
+  // The account below it is taken.
+  assert.equal(deriveAddresses({ family: 'evm', testnet: false, xpub: master.derivePath("m/44'/60'/0'").neuter().extendedKey, start: 0, count: 1 }).length, 1);
+});

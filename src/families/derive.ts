@@ -64,5 +64,12 @@ export function parseAccountKey(input: string, family: ChainFamily, testnet: boo
     throw new UsageError(`a ${parsed.kind.prefix} belongs to a multisig wallet; chaingate derives single-signature deposit addresses`);
   }
   keys.checkKind(parsed.kind, testnet, script);
+  // A master key's children 0/i are addresses no wallet shows (a wallet derives them below an
+  // account, m/purpose'/coin'/account'): funds sent there would look lost to the merchant.
+  if (parsed.node.depth === 0) {
+    throw new UsageError(
+      `this ${parsed.kind.prefix} is a master key (depth 0), not an account key: its addresses would be key/0/i, which no wallet shows. Export the account's extended public key (depth 3, e.g. m/44'/60'/0' for EVM chains, m/84'/0'/0' for bitcoin) from your wallet (docs/wallets.md)`,
+    );
+  }
   return parsed;
 }

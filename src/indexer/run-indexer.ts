@@ -1,4 +1,4 @@
-import { indexerCursor, placeCursor, recordFailure, recordHead, releaseLease, takeLease, takeOverLease, type CursorPlacement } from '../store/indexer-cursor.ts';
+import { indexerCursor, placeCursor, recordFailure, recordHead, recordStopped, releaseLease, takeLease, takeOverLease, type CursorPlacement } from '../store/indexer-cursor.ts';
 import { windowBlocks } from '../store/ledger-rows.ts';
 import type { Database } from '../store/orm.ts';
 import { poolReader } from '../store/raw-sql.ts';
@@ -48,6 +48,11 @@ export class IndexerFatalError extends ChainError {
  * lastErrorAt when the current run of failures began (a good poll clears both). An indexer that
  * fails before its first block gets a row with no block yet, so status and /metrics show it.
  */
+/** The process stops (SIGTERM, or a fatal error after it was recorded): `status` shows it STOPPED, not FAILING. */
+export async function recordIndexerStopped(db: Database, key: ChainKey): Promise<void> {
+  await db.write((x) => recordStopped(x, key));
+}
+
 export async function recordIndexerFailure(db: Database, key: ChainKey, message: string, at = new Date()): Promise<void> {
   await db.write((x) => recordFailure(x, key, message.slice(0, 255), at));
 }

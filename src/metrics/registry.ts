@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ResolvedRegistry } from '../chains/registry.ts';
 import type { Database } from '../store/orm.ts';
-import { indexerCursors } from '../store/indexer-cursor.ts';
+import { indexerCursors, isFailingNow } from '../store/indexer-cursor.ts';
 import { countByStatus } from '../store/status-counts.ts';
 import { oldestPendingDue } from '../store/webhook-deliveries.ts';
 import { countPools } from '../store/wallet-pool.ts';
@@ -59,7 +59,7 @@ export function createDaemonMetrics(db: Database, chains: ResolvedRegistry): Dae
   const up = new Gauge({ name: 'chaingate_indexer_up', help: '1 while an indexer holds the lease of this chain and network', labelNames: labels, registers: [registry] });
   const failing = new Gauge({
     name: 'chaingate_indexer_failing',
-    help: '1 while the indexer is failing: its last poll, or an RPC call it keeps retrying, failed (also before its first block); 0 once a poll succeeds',
+    help: '1 while the indexer is failing: its last poll, or an RPC call it keeps retrying, failed (also before its first block); 0 once a poll succeeds, and once the indexer is stopped (no lease, no failure recorded for 2 minutes)',
     labelNames: labels,
     registers: [registry],
   });
@@ -107,7 +107,7 @@ export function createDaemonMetrics(db: Database, chains: ResolvedRegistry): Dae
       if (c.blockTime) lagSeconds.set(l, Math.max(0, now / 1000 - Number(c.blockTime)));
       if (c.headSeenAt) seen.set(l, Math.max(0, (now - c.headSeenAt.getTime()) / 1000));
       up.set(l, c.leaseOwner && c.leaseUntil && c.leaseUntil.getTime() > now ? 1 : 0);
-      failing.set(l, c.lastError ? 1 : 0);
+      failing.set(l, isFailingNow(c, new Date(now)) ? 1 : 0);
       lastError.set(l, c.lastError && c.lastErrorAt ? c.lastErrorAt.getTime() / 1000 : 0);
     }
   }

@@ -28,6 +28,8 @@ export interface IndexerCursorRow {
   headSeenAt: Date | null;
   lastError: string | null;
   lastErrorAt: Date | null;
+  /** When the newest failure was recorded (lastErrorAt is when the run of failures began). */
+  lastErrorSeenAt: Date | null;
   updatedAt: Date;
 }
 
@@ -45,11 +47,12 @@ interface RawCursor {
   head_seen_at: unknown;
   last_error: string | null;
   last_error_at: unknown;
+  last_error_seen_at: unknown;
   updated_at: unknown;
 }
 
 const CURSOR_COLUMNS =
-  'id, chain, network, block_number, block_hash, block_time, lease_owner, lease_until, head_number, finalized_number, head_seen_at, last_error, last_error_at, updated_at';
+  'id, chain, network, block_number, block_hash, block_time, lease_owner, lease_until, head_number, finalized_number, head_seen_at, last_error, last_error_at, last_error_seen_at, updated_at';
 
 function cursorOf(r: RawCursor): IndexerCursorRow {
   return {
@@ -66,8 +69,27 @@ function cursorOf(r: RawCursor): IndexerCursorRow {
     headSeenAt: nullableDate(r.head_seen_at),
     lastError: r.last_error,
     lastErrorAt: nullableDate(r.last_error_at),
+    lastErrorSeenAt: nullableDate(r.last_error_seen_at),
     updatedAt: dateOf(r.updated_at),
   };
+}
+
+/**
+ * A process retrying a call that fails records it at least this often (the RPC clients back off to
+ * 30 s, plus a timeout); one that recorded nothing for longer, and holds no lease, is gone.
+ */
+export const FAILURE_SEEN_WINDOW_MS = 120_000;
+
+/**
+ * An indexer is failing while a process is behind the error: it holds the lease, or (connecting,
+ * before it takes one) it recorded a failure within the window. A stopped or killed indexer's last
+ * error stays on the row for `status`, but it is no longer FAILING: it is stopped.
+ */
+export function isFailingNow(c: Pick<IndexerCursorRow, 'lastError' | 'lastErrorSeenAt' | 'leaseOwner' | 'leaseUntil'>, now: Date): boolean {
+  if (!c.lastError) return false;
+  if (c.leaseOwner && c.leaseUntil && c.leaseUntil > now) return true;
+  // Rows from before the column: judged by nothing newer than the start of the failures.
+  return c.lastErrorSeenAt !== null && now.getTime() - c.lastErrorSeenAt.getTime() <= FAILURE_SEEN_WINDOW_MS;
 }
 
 /** Every indexer's cursor, by chain and network. */
@@ -107,7 +129,7 @@ export async function releaseLease(x: Executor, key: ChainRef, owner: string): P
 /** What the node said this tick (head, finality); a good tick clears the last error. */
 export async function recordHead(x: Executor, key: ChainRef, owner: string, head: bigint, finalized: bigint | null, now: Date): Promise<void> {
   await x.run(
-    'update indexer_cursor set head_number = ?, finalized_number = ?, head_seen_at = ?, last_error = null, last_error_at = null where chain = ? and network = ? and lease_owner = ?',
+    'update indexer_cursor set head_number = ?, finalized_number = ?, head_seen_at = ?, last_error = null, last_error_at = null, last_error_seen_at = null where chain = ? and network = ? and lease_owner = ?',
     [head.toString(), finalized === null ? null : finalized.toString(), now, key.chain, key.network, owner],
   );
 }
@@ -119,12 +141,17 @@ export async function recordHead(x: Executor, key: ChainRef, owner: string, head
  */
 export async function recordFailure(x: Executor, key: ChainRef, lastError: string, at: Date): Promise<void> {
   await x.run(
-    `insert into indexer_cursor (id, chain, network, block_number, block_hash, block_time, lease_owner, lease_until, last_error, last_error_at, updated_at)
-     values (?, ?, ?, '-1', ?, null, null, null, ?, ?, ?)
-     on conflict (chain, network) do update set last_error = excluded.last_error,
+    `insert into indexer_cursor (id, chain, network, block_number, block_hash, block_time, lease_owner, lease_until, last_error, last_error_at, last_error_seen_at, updated_at)
+     values (?, ?, ?, '-1', ?, null, null, null, ?, ?, ?, ?)
+     on conflict (chain, network) do update set last_error = excluded.last_error, last_error_seen_at = excluded.last_error_seen_at,
        last_error_at = case when indexer_cursor.last_error is null then excluded.last_error_at else indexer_cursor.last_error_at end`,
-    [newId(), key.chain, key.network, NO_BLOCK_YET, lastError, at, new Date(0)],
+    [newId(), key.chain, key.network, NO_BLOCK_YET, lastError, at, at, new Date(0)],
   );
+}
+
+/** The indexer process exits: its last error stays on the row, but nobody is behind it any more (isFailingNow). */
+export async function recordStopped(x: Executor, key: ChainRef): Promise<void> {
+  await x.run('update indexer_cursor set last_error_seen_at = null where chain = ? and network = ?', [key.chain, key.network]);
 }
 
 export type CursorPlacement = { kind: 'fresh' } | { kind: 'placeholder'; id: string } | { kind: 'moved'; id: string };

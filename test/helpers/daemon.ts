@@ -144,7 +144,7 @@ export async function startTestDaemon(
     async markIndexed(chain, options = {}) {
       const network = getNetwork(daemon.deps.registry, chain, options.testnet ?? false);
       const at = options.at ?? new Date();
-      const fields = { headSeenAt: at, updatedAt: at, headNumber: '100', lastError: options.lastError ?? null, lastErrorAt: options.lastError ? at : null };
+      const fields = { headSeenAt: at, updatedAt: at, headNumber: '100', lastError: options.lastError ?? null, lastErrorAt: options.lastError ? at : null, lastErrorSeenAt: options.lastError ? at : null };
       await inTransaction(common.db, async (em) => {
         const updated = await em.nativeUpdate(IndexerCursor, { chain: network.chain, network: network.network }, fields);
         if (updated === 0) {

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BIN, runCli, type CliResult } from '../helpers/cli.ts';
 import { trackChild } from '../helpers/children.ts';
-import { closedPort } from '../helpers/webhook-receiver.ts';
+import { closedPort, eventually } from '../helpers/webhook-receiver.ts';
+import { FAILURE_SEEN_WINDOW_MS, isFailingNow } from '../../src/store/indexer-cursor.ts';
 
 // Issue 42: what an operator meets on a fresh machine, run as they would run it (the real
 // bin/chaingate), with what they see checked: the exit code and the one line on stderr.
@@ -124,5 +125,50 @@ describe('an unreachable PostgreSQL is exit 2 with its URL and a hint (issue 42,
       assert.match(line, /ECONNREFUSED.*is PostgreSQL running\? \(pg_ctlcluster .* start/, line);
       assert.doesNotMatch(res.stderr, /s3cret-pw/);
     });
+  });
+});
+
+describe('a stopped indexer is STOPPED, not FAILING forever (issue 42, item 6)', () => {
+  test('failing while it retries; SIGTERM: status says STOPPED with its last error, and pools use the network names', async (t) => {
+    const dir = freshDir(t);
+    const port = await closedPort();
+    const config = join(dir, 'chaingate.yaml');
+    writeFileSync(config, `chains:\n  ethereum:\n    testnet:\n      rpcUrl: http://127.0.0.1:${port}\n`);
+    const env = { CHAINGATE_DATABASE_URL: `sqlite:${join(dir, 'cg.db')}`, CHAINGATE_CONFIG: config, CHAINGATE_LOG_LEVEL: 'warn' };
+    const addresses = join(dir, 'pool.txt');
+    writeFileSync(addresses, '0x3000000000000000000000000000000000000001\n');
+    assert.equal((await runCli(['wallets', 'seed', '--chain', 'ethereum', '--testnet', '--file', addresses], env, { cwd: dir })).code, 0);
+
+    const child = spawn(process.execPath, [BIN, 'index', 'ethereum', '--testnet'], { cwd: dir, env: { ...cleanEnv(), ...env }, stdio: 'ignore' });
+    trackChild(child);
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    type Report = { indexers: { chain: string; network: string; failing: boolean; running: boolean; lastError: string | null }[]; pools: { chain: string; network: string }[] };
+    const report = async () => JSON.parse((await runCli(['status', '--json'], env, { cwd: dir })).stdout) as Report;
+    const failing = await eventually(async () => {
+      const r = await report();
+      return r.indexers.find((i) => i.chain === 'ethereum' && i.failing) ? r : undefined;
+    }, 30_000, 200);
+    assert.deepEqual(failing.pools.map((p) => [p.chain, p.network]), [['ethereum', 'SEPOLIA']], 'a pool is named like its indexer');
+
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0, 'a SIGTERM while connecting is a clean stop');
+    const after = (await report()).indexers.find((i) => i.chain === 'ethereum')!;
+    assert.deepEqual([after.network, after.failing, after.running], ['SEPOLIA', false, false]);
+    assert.match(after.lastError ?? '', /ECONNREFUSED/, 'its last error is kept');
+    const human = (await runCli(['status'], env, { cwd: dir })).stdout;
+    assert.match(human, /ethereum\s+SEPOLIA\s+STOPPED/);
+    assert.match(human, /stopped; its last error \(\d+ s ago\): .*ECONNREFUSED/);
+    assert.doesNotMatch(human, /FAILING|failing since/);
+    assert.match(human, /wallet pools\n.*\nethereum\s+SEPOLIA\s+1/);
+  });
+
+  test('isFailingNow(): a lease, or a failure recorded within two minutes; a killed process ages out', () => {
+    const now = new Date('2026-01-01T00:10:00Z');
+    const base = { lastError: 'x', leaseOwner: null, leaseUntil: null, lastErrorSeenAt: null };
+    assert.equal(isFailingNow({ ...base, lastErrorSeenAt: new Date(now.getTime() - 30_000) }, now), true, 'connecting, retrying');
+    assert.equal(isFailingNow({ ...base, lastErrorSeenAt: new Date(now.getTime() - FAILURE_SEEN_WINDOW_MS - 1) }, now), false, 'killed: nothing recorded since');
+    assert.equal(isFailingNow({ ...base, leaseOwner: 'p', leaseUntil: new Date(now.getTime() + 1000) }, now), true, 'holds the lease');
+    assert.equal(isFailingNow({ ...base, leaseOwner: 'p', leaseUntil: new Date(now.getTime() - 1000) }, now), false, 'its lease lapsed');
+    assert.equal(isFailingNow({ ...base, lastError: null, leaseOwner: 'p', leaseUntil: new Date(now.getTime() + 1000) }, now), false);
   });
 });

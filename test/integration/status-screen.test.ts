@@ -36,7 +36,7 @@ test('status --watch: a live full-screen view with indexers (stale marked), pool
   });
   em.create(IndexerCursor, {
     chain: 'ethereum', network: 'MAINNET', blockNumber: '-1', blockHash: NO_BLOCK_YET, blockTime: null, headNumber: null, finalizedNumber: null, headSeenAt: null,
-    leaseOwner: null, leaseUntil: null, lastError: 'eth_chainId at http://127.0.0.1:1 failed 7 times: connect ECONNREFUSED 127.0.0.1:1', lastErrorAt: new Date(Date.now() - 60_000), updatedAt: new Date(0),
+    leaseOwner: null, leaseUntil: null, lastError: 'eth_chainId at http://127.0.0.1:1 failed 7 times: connect ECONNREFUSED 127.0.0.1:1', lastErrorAt: new Date(Date.now() - 60_000), lastErrorSeenAt: new Date(), updatedAt: new Date(0),
   });
   await em.flush();
   await db.close();
@@ -92,7 +92,7 @@ test('status --watch: a live full-screen view with indexers (stale marked), pool
   assert.match(indexers, /eth_chainId at http:\/\/127\.0\.0\.1:1 failed 7 times: connect ECONNREFUSED 127\.0\.0\.1:1/);
 
   tmux('send-keys', '-t', 'cg', '3');
-  assert.match(await shows(/LEASED/), /ethereum\s+mainnet\s+2\s+0\s+2\s+LOW \(under 20\)/);
+  assert.match(await shows(/LEASED/), /ethereum\s+MAINNET\s+2\s+0\s+2\s+LOW \(under 20\)/);
 
   tmux('send-keys', '-t', 'cg', 'Tab');
   assert.match(await shows(/indexer ethereum MAINNET/), /connect ECONNREFUSED 127\.0\.0\.1:1/);

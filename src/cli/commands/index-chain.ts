@@ -4,7 +4,7 @@ import { loadConfig } from '../../config/load-config.ts';
 import { endpointChoice } from '../../chains/public-endpoint.ts';
 import { CHAIN_SLUGS, isChainSlug } from '../../chains/slugs.ts';
 import { UsageError } from '../../domain/errors.ts';
-import { recordIndexerFailure, recordRpcFaults, startIndexer } from '../../indexer/run-indexer.ts';
+import { recordIndexerFailure, recordIndexerStopped, recordRpcFaults, startIndexer } from '../../indexer/run-indexer.ts';
 import { startMetricsServer, type MetricsServer } from '../../metrics/server.ts';
 import { endpointOrigin, rpcRegistry } from '../../families/rpc-metrics.ts';
 import { createChainSource, resolveChains } from '../../families/families.ts';
@@ -47,9 +47,23 @@ export function indexCommand(): Command {
           if (err instanceof Error && (err.name === 'LeaseHeldError' || err.name === 'LeaseLostError' || err.name === 'RpcAborted')) return;
           await recordIndexerFailure(common.db, key, err instanceof Error ? `${err.name}: ${err.message}` : String(err)).catch(() => undefined);
         };
+        // A signal while it is still connecting (which may retry for as long as the endpoint is
+        // down) has nothing to finish: say it stopped, so `status` does not show it FAILING, and exit.
+        let stop = (signal: string) => {
+          common.log.info({ signal }, 'stopping the indexer while it connects');
+          stopRecording();
+          void recordIndexerStopped(common.db, key)
+            .catch(() => undefined)
+            .finally(() => void common.close().finally(() => process.exit(0)));
+        };
+        const onSigterm = () => stop('SIGTERM');
+        const onSigint = () => stop('SIGINT');
+        process.once('SIGTERM', onSigterm);
+        process.once('SIGINT', onSigint);
         const source = await createChainSource(network, common.config, common.log).catch(async (err: unknown) => {
           stopRecording();
           await recordFatal(err);
+          await recordIndexerStopped(common.db, key).catch(() => undefined);
           throw err;
         });
         // This process's RPC counters (docs/operations.md#metrics-and-health); progress is on the cursor row for serve's /metrics.
@@ -75,12 +89,10 @@ export function indexCommand(): Command {
           lateWatchMs: common.config.indexer.lateWatchDays * 86_400_000,
           onLeaseHeld: opts.exitIfRunning ? 'exit' : 'wait',
         });
-        const stop = (signal: string) => {
+        stop = (signal: string) => {
           common.log.info({ signal }, 'stopping the indexer');
           void indexer.stop();
         };
-        process.once('SIGTERM', () => stop('SIGTERM'));
-        process.once('SIGINT', () => stop('SIGINT'));
         try {
           await indexer.done;
         } catch (err) {
@@ -89,6 +101,7 @@ export function indexCommand(): Command {
           throw err;
         } finally {
           stopRecording();
+          await recordIndexerStopped(common.db, key).catch(() => undefined);
           source.close();
           await metrics?.close();
         }

@@ -30,12 +30,13 @@ export function renderOffers(r: StatusReport): string {
 
 /** The indexers table; a failing one says since when, where and why, under its row. */
 export function renderIndexers(r: StatusReport, ago: (iso: string) => string): string {
-  const rows = r.indexers.map((i) => ({ ...i, state: i.failing ? 'FAILING' : i.running ? 'running' : 'stopped', updated: i.updatedAt ? ago(i.updatedAt) : null }));
+  const rows = r.indexers.map((i) => ({ ...i, state: i.failing ? 'FAILING' : i.running ? 'running' : 'STOPPED', updated: i.updatedAt ? ago(i.updatedAt) : null }));
   const lines = table(rows, ['chain', 'network', 'state', 'block', 'head', 'updated', 'endpoint']).split('\n');
   const out = lines.slice(0, 1);
   r.indexers.forEach((i, n) => {
     out.push(lines[n + 1]!);
     if (i.failing) out.push(`  failing since ${i.failingSince ?? '?'}${i.failingSince ? ` (${ago(i.failingSince)})` : ''}: ${i.lastError}`);
+    else if (!i.running && i.lastError) out.push(`  stopped; its last error (${i.lastErrorAt ? ago(i.lastErrorAt) : '?'}): ${i.lastError}`);
   });
   return out.join('\n');
 }
@@ -62,10 +63,10 @@ export function renderStatus(r: StatusReport): string {
     renderOffers(r),
     '',
     'wallet pools',
-    table(r.pools.map((p) => ({ ...p, network: p.isTestnet ? 'testnet' : 'mainnet' })), ['chain', 'network', 'free', 'leased', 'total']),
+    table(r.pools.map((p) => ({ ...p })), ['chain', 'network', 'free', 'leased', 'total']),
     ...(r.sweeps.length === 0
       ? []
-      : ['', 'swept to cold storage', table(r.sweeps.map((s) => ({ ...s, network: s.isTestnet ? 'testnet' : 'mainnet', coin: s.symbol, swept: sweptText(s.swept, s.sweptAtomic, s.symbol), pending: sweptText(s.pending, s.pendingAtomic, s.symbol) })), ['chain', 'network', 'coin', 'swept', 'pending'])]),
+      : ['', 'swept to cold storage', table(r.sweeps.map((s) => ({ ...s, coin: s.symbol, swept: sweptText(s.swept, s.sweptAtomic, s.symbol), pending: sweptText(s.pending, s.pendingAtomic, s.symbol) })), ['chain', 'network', 'coin', 'swept', 'pending'])]),
   ].join('\n');
 }
 

@@ -60,7 +60,7 @@ function Overview(props: { r: StatusReport; o: ScreenOptions }): ReactNode {
       { color: failing.length ? 'red' : stale.length ? 'yellow' : 'green' },
       `indexers   ${r.indexers.length} known, ${failing.length ? `${failing.length} FAILING: ${names(failing)}; ` : ''}${stale.length} stale${stale.length ? `: ${names(stale)}` : ''}`,
     ),
-    h(Text, { color: low.length ? 'yellow' : 'green' }, `pools      ${r.pools.length} pools, ${low.length} low${low.length ? `: ${low.map((p) => `${p.chain}${p.isTestnet ? ' (testnet)' : ''} ${p.free} free`).join(', ')}` : ''}`),
+    h(Text, { color: low.length ? 'yellow' : 'green' }, `pools      ${r.pools.length} pools, ${low.length} low${low.length ? `: ${low.map((p) => `${p.chain}${p.isTestnet ? ` ${p.network}` : ''} ${p.free} free`).join(', ')}` : ''}`),
     h(Text, { color: r.recentErrors.length ? 'red' : 'green' }, `errors     ${r.recentErrors.length} in the last 15 minutes`),
   );
 }
@@ -99,7 +99,7 @@ function Pools(props: { r: StatusReport; o: ScreenOptions }): ReactNode {
       return h(
         Text,
         { key: `${p.chain}-${p.isTestnet}`, color: low ? 'yellow' : undefined },
-        `${pad(p.chain, 11)}${pad(p.isTestnet ? 'testnet' : 'mainnet', 10)}${pad(p.free, 8)}${pad(p.leased, 8)}${pad(p.total, 8)}${low ? `LOW (under ${o.lowWaterMark})` : ''}`,
+        `${pad(p.chain, 11)}${pad(p.network, 10)}${pad(p.free, 8)}${pad(p.leased, 8)}${pad(p.total, 8)}${low ? `LOW (under ${o.lowWaterMark})` : ''}`,
       );
     }),
   );

@@ -23,6 +23,8 @@ const IndexerCursorSchema = defineEntity({
     /** The last tick failure, for status and metrics; cleared by the next good tick. */
     lastError: p.string().length(255).nullable(),
     lastErrorAt: p.datetime(3).nullable(),
+    /** When the newest failure was recorded: a process still failing records one at least every minute or so. */
+    lastErrorSeenAt: p.datetime(3).nullable(),
     updatedAt: updatedAtProperty(),
   },
 });

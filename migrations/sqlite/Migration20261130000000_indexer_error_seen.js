@@ -1,0 +1,11 @@
+import { Migration } from '@mikro-orm/migrations';
+
+export class Migration20261130000000_indexer_error_seen extends Migration {
+  async up() {
+    this.addSql(`alter table \`indexer_cursor\` add column \`last_error_seen_at\` datetime null;`);
+  }
+
+  async down() {
+    this.addSql(`alter table \`indexer_cursor\` drop column \`last_error_seen_at\`;`);
+  }
+}
