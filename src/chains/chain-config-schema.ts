@@ -36,6 +36,12 @@ export const networkOverrideSchema = z.strictObject({
    * REGTEST). EVM: DEVNET, a local development chain of your own (the devnet's Hardhat node).
    */
   network: z.enum(['TESTNET4', 'SIGNET', 'REGTEST', 'DEVNET']).optional(),
+  /**
+   * EVM only: whether the network takes EIP-7702 (type-4) transactions, which batch sweeps use
+   * (docs/sweeps/evm.md). Defaults to the registry's answer for the network; a DEVNET inherits the
+   * public testnet's, so a local chain without EIP-7702 sets false (sweeps then top up each deposit).
+   */
+  eip7702: z.boolean().optional(),
   /** EVM DEVNET only: the local chain's own id (Hardhat's is 31337). */
   chainId: z.int().min(1).max(2 ** 53 - 1).optional(),
   /** bitcoin only: read blocks from an Esplora API (default) or a Bitcoin Core node's JSON-RPC. */

@@ -147,6 +147,9 @@ function resolveNetwork(
   if (override.traces && chain.family !== 'evm') {
     throw new UsageError(`${at}.traces: call traces exist on EVM chains only; the ${slug} indexer reads native transfers from the chain's own API`);
   }
+  if (override.eip7702 !== undefined && chain.family !== 'evm') {
+    throw new UsageError(`${at}.eip7702: EIP-7702 is an EVM feature; ${slug} has no such choice`);
+  }
   if (override.paymentContract !== undefined && chain.family !== 'evm') {
     throw new UsageError(`${at}.paymentContract: payment contracts exist on EVM chains only, not on ${slug}`);
   }
@@ -163,7 +166,7 @@ function resolveNetwork(
     blockTimeMs: override.blockTimeMs ?? defaults.blockTimeMs,
     rpcUrl: override.rpcUrl ?? defaults.rpcUrl,
     requiredConfirmations,
-    eip7702: defaults.eip7702 ?? false,
+    eip7702: override.eip7702 ?? defaults.eip7702 ?? false,
     native: chain.native,
     // A local chain has none of the public testnet's token contracts: only those the config names.
     tokens: resolveTokens(at, chain, devnet ? { ...defaults, tokens: {} } : defaults, override, (key, value) => address(key, value, 'contract')),

@@ -1,16 +1,17 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { HDNodeWallet, type Contract } from 'ethers';
+import { HDNodeWallet, parseEther, type Contract } from 'ethers';
 import { UsageError } from '../domain/errors.ts';
 import { isLivePayment } from '../domain/lifecycle.ts';
 import { signRequest } from '../sdk/sign-request.ts';
 import { verifyWebhook } from '../sdk/verify-webhook.ts';
+import { deployCreate2Proxy } from './create2-proxy.ts';
 import { deployFixtures } from './evm-fixtures.ts';
 import { HARDHAT_MNEMONIC, startHardhatNode, type HardhatNode } from './hardhat-node.ts';
 
@@ -42,6 +43,12 @@ export interface DevnetState {
   databaseUrl: string;
   dir: string;
   webhookReceiver: string;
+  /**
+   * Money out (docs/devnet.md#money-out): the wallet secret `sweep sign` reads (Hardhat's public
+   * test phrase, in a file readable by its owner only) and the funded fee payer of the same seed.
+   * Test only: everyone knows this phrase.
+   */
+  signer: { seedFile: string; feePayer: string; warning: string };
   /** What points other `chaingate` commands (status, transfers list, …) at this devnet's database. */
   env: { CHAINGATE_DATABASE_URL: string; CHAINGATE_MASTER_KEY: string; CHAINGATE_CONFIG: string };
 }
@@ -165,14 +172,31 @@ function startReceiver(secret: () => string, print: (line: string) => void): Pro
 export async function startDevnet(options: Options): Promise<Devnet> {
   const dir = mkdtempSync(join(tmpdir(), 'chaingate-devnet-'));
   const databaseUrl = options.databaseUrl ?? `sqlite:${join(dir, 'devnet.db')}`;
-  const stops: (() => Promise<void> | void)[] = [];
-  const stop = async () => {
-    for (const s of stops.reverse()) await Promise.resolve(s()).catch(() => undefined);
-  };
+  // Run last (the list runs backwards): the throwaway folder (database, logs, config, the seed file)
+  // and the state file that points at it leave with the devnet, on Ctrl-C too.
+  const stops: (() => Promise<void> | void)[] = [
+    () => rmSync(dir, { recursive: true, force: true }),
+    () => {
+      if (readStateDir() === dir) rmSync(STATE_FILE, { force: true });
+    },
+  ];
+  let stopped: Promise<void> | null = null;
+  const stop = () =>
+    (stopped ??= (async () => {
+      for (const s of stops.reverse()) await Promise.resolve(s()).catch(() => undefined);
+    })());
   try {
     const node: HardhatNode = await startHardhatNode({ chainId: CHAIN_ID });
     stops.push(() => node.stop());
     const fx = await deployFixtures(node);
+    // Money out: the CREATE2 proxy every public chain has (the EIP-7702 Sweeper is placed through
+    // it), and a fee payer of the pool's seed with ETH for the gas.
+    await deployCreate2Proxy(node, fx.deployer);
+    const account = HDNodeWallet.fromPhrase(HARDHAT_MNEMONIC, undefined, "m/44'/60'/0'");
+    const feePayer = account.deriveChild(1).deriveChild(0).address;
+    await (await fx.deployer.sendTransaction({ to: feePayer, value: parseEther('100') })).wait();
+    const seedFile = join(dir, 'signer-seed.txt');
+    writeFileSync(seedFile, `${HARDHAT_MNEMONIC}\n`, { mode: 0o600 });
     // A block every second, with or without transactions, so confirmations keep coming.
     await node.send('evm_setIntervalMining', [1000]);
 
@@ -212,7 +236,7 @@ export async function startDevnet(options: Options): Promise<Devnet> {
 
     if (!databaseUrl.startsWith('sqlite:')) await runOk(['migrate'], env);
     // Deposits from the public Hardhat phrase, far past the funded accounts (never send real funds there).
-    const xpub = HDNodeWallet.fromPhrase(HARDHAT_MNEMONIC, undefined, "m/44'/60'/0'").neuter().extendedKey;
+    const xpub = account.neuter().extendedKey;
     await runOk(['wallets', 'seed', '--chain', 'ethereum', '--testnet', '--xpub', xpub, '--start', '1000', '--count', '50'], env);
     const merchant = JSON.parse(await runOk(['merchant', 'create', '--name', 'Devnet Shop', '--webhook-url', `${receiverUrl}/hooks`, '--json'], env)) as { id: string; apiKey: string; apiSecret: string };
     apiSecret = merchant.apiSecret;
@@ -236,6 +260,11 @@ export async function startDevnet(options: Options): Promise<Devnet> {
       databaseUrl,
       dir,
       webhookReceiver: `${receiverUrl}/hooks`,
+      signer: {
+        seedFile,
+        feePayer,
+        warning: "TEST ONLY: Hardhat's public test phrase, known to everyone; never use it, or these addresses, with real funds",
+      },
       env: { CHAINGATE_DATABASE_URL: databaseUrl, CHAINGATE_MASTER_KEY: MASTER_KEY, CHAINGATE_CONFIG: configFile },
     };
     const opened = await openInvoice(state, `${receiverUrl}/return`);
@@ -265,6 +294,15 @@ function stopChild(child: ChildProcess): Promise<void> {
 export async function openInvoice(state: Pick<DevnetState, 'baseUrl' | 'merchant'>, returnUrl: string) {
   const invoice = await signed(state, 'POST', '/api/v1/invoices', { orderId: `devnet-${randomBytes(4).toString('hex')}`, amount: '2500', currency: 'USD', description: 'Devnet test order', returnUrl });
   return { invoiceId: invoice.id, checkoutUrl: `${state.baseUrl}/i/${invoice.id}` };
+}
+
+/** The folder the state file names, or null (no devnet state, or another one's). */
+function readStateDir(): string | null {
+  try {
+    return (JSON.parse(readFileSync(STATE_FILE, 'utf8')) as DevnetState).dir;
+  } catch {
+    return null;
+  }
 }
 
 export function readState(file = STATE_FILE): DevnetState {

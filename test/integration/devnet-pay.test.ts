@@ -27,6 +27,7 @@ function state(baseUrl: string, rpcUrl = 'http://127.0.0.1:1'): DevnetState {
     databaseUrl: '',
     dir: '',
     webhookReceiver: '',
+    signer: { seedFile: '', feePayer: '0x0', warning: '' },
     env: { CHAINGATE_DATABASE_URL: '', CHAINGATE_MASTER_KEY: '', CHAINGATE_CONFIG: '' },
   };
 }

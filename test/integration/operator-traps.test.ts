@@ -9,6 +9,8 @@ import { BIN, runCli, type CliResult } from '../helpers/cli.ts';
 import { trackChild } from '../helpers/children.ts';
 import { closedPort, eventually } from '../helpers/webhook-receiver.ts';
 import { FAILURE_SEEN_WINDOW_MS, isFailingNow } from '../../src/store/indexer-cursor.ts';
+import { loadConfig } from '../../src/config/load-config.ts';
+import { resolveChains } from '../../src/families/families.ts';
 
 // Issue 42: what an operator meets on a fresh machine, run as they would run it (the real
 // bin/chaingate), with what they see checked: the exit code and the one line on stderr.
@@ -171,4 +173,13 @@ describe('a stopped indexer is STOPPED, not FAILING forever (issue 42, item 6)',
     assert.equal(isFailingNow({ ...base, leaseOwner: 'p', leaseUntil: new Date(now.getTime() - 1000) }, now), false, 'its lease lapsed');
     assert.equal(isFailingNow({ ...base, lastError: null, leaseOwner: 'p', leaseUntil: new Date(now.getTime() + 1000) }, now), false);
   });
+});
+
+test('eip7702 can be turned off per EVM network, a DEVNET included; other families refuse the key (issue 42, item 4)', () => {
+  const resolve = (chains: Record<string, unknown>) => resolveChains(loadConfig({ env: {}, overrides: { chains } }).config.chains);
+  const devnet = { network: 'DEVNET', rpcUrl: 'http://127.0.0.1:8545' };
+  assert.equal(resolve({ ethereum: { testnet: devnet } }).chains.ethereum.testnet.eip7702, true, "a DEVNET inherits Sepolia's");
+  assert.equal(resolve({ ethereum: { testnet: { ...devnet, eip7702: false } } }).chains.ethereum.testnet.eip7702, false);
+  assert.equal(resolve({ avalanche: { mainnet: { eip7702: true } } }).chains.avalanche.mainnet.eip7702, true);
+  assert.throws(() => resolve({ tron: { mainnet: { eip7702: false } } }), /chains\.tron\.mainnet\.eip7702: EIP-7702 is an EVM feature/);
 });

@@ -20,9 +20,23 @@ export function devnetCommand(): Command {
     .action(async (opts: { databaseUrl?: string; port?: number; json?: boolean }) => {
       const { startDevnet } = await import('../../devnet/devnet.ts');
       if (!opts.json) process.stdout.write('starting the devnet: Hardhat chain, contracts, serve, indexer…\n');
+      // Ctrl-C while it starts: finish starting (or failing, which cleans up itself), then stop, so
+      // its temporary folder never stays behind.
+      let interrupted = false;
+      let wake = () => {};
+      const onSignal = () => {
+        interrupted = true;
+        wake();
+      };
+      process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
       const devnet = await startDevnet({ databaseUrl: opts.databaseUrl, port: opts.port, print: (line) => process.stdout.write(`${opts.json ? JSON.stringify({ event: line }) : line}\n`) });
       const s = devnet.state;
       // --json: the connection details as one JSON object on one line (webhook events follow as lines of their own).
+      if (interrupted) {
+        await devnet.stop();
+        return;
+      }
       if (opts.json) process.stdout.write(`${JSON.stringify(s)}\n`);
       else process.stdout.write(`${
         [
@@ -42,13 +56,31 @@ export function devnetCommand(): Command {
           `  inspect it    ${Object.entries(s.env).map(([k, v]) => `${k}=${v}`).join(' ')} ./bin/chaingate status`,
           `  webhooks      verified and printed below as they arrive`,
           '',
+          `  money out     chaingate sweep plan --chain ethereum --testnet --to ADDRESS --fee-payer ${s.signer.feePayer} --out plan.json   (docs/devnet.md#money-out)`,
+          `  signer seed   ${s.signer.seedFile}   (mode 0600, for sweep sign --seed-file)`,
+          `  fee payer     ${s.signer.feePayer}   (100 ETH, the seed's m/44'/60'/0'/1/0)`,
+          `  !! ${s.signer.warning}`,
+          '',
         ].join('\n')
       }\n`);
       await new Promise<void>((resolve) => {
-        process.once('SIGINT', resolve);
-        process.once('SIGTERM', resolve);
+        wake = resolve;
+        if (interrupted) resolve();
       });
       await devnet.stop();
+    });
+  cmd
+    .command('env')
+    .description("print shell lines that point this shell at the running devnet: eval \"$(chaingate devnet env)\" (its database, config, signer seed file and fee payer)")
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { json?: boolean }) => {
+      const { readState } = await import('../../devnet/devnet.ts');
+      const s = readState();
+      const vars = { ...s.env, DEVNET_SEED_FILE: s.signer.seedFile, DEVNET_FEE_PAYER: s.signer.feePayer, DEVNET_BUYER: s.buyer.address, DEVNET_INVOICE: s.invoiceId };
+      // Single-quoted for the shell: the values are paths, URLs and hex.
+      emit(opts.json || Boolean(cmd.opts<{ json?: boolean }>().json), vars, () =>
+        [`# ${s.signer.warning}`, ...Object.entries(vars).map(([k, v]) => `export ${k}='${v.replaceAll("'", "'\\''")}'`)].join('\n'),
+      );
     });
   cmd
     .command('pay')
