@@ -9,24 +9,27 @@ import { openCommon } from '../src/cli/context.ts';
 import { deriveAddresses } from '../src/families/derive.ts';
 import { getNetwork} from '../src/chains/registry.ts';
 import { createInvoice } from '../src/store/invoices.ts';
-import { createMerchant } from '../src/store/merchants.ts';
+import { createMerchant, listMerchants } from '../src/store/merchants.ts';
 import { addToPool } from '../src/store/wallet-pool.ts';
 import { resolveChains } from '../src/families/families.ts';
 
 const url = process.env.CHAINGATE_DATABASE_URL ?? 'sqlite:./data/demo.db';
+const DEMO_MERCHANT = 'Demo Coffee Roasters';
 const common = await openCommon({ env: { ...process.env, CHAINGATE_DATABASE_URL: url, CHAINGATE_LOG_LEVEL: 'warn' } });
 try {
   const phrase = Mnemonic.fromPhrase('abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about');
   const account = (path: string) => HDNodeWallet.fromMnemonic(phrase, path).neuter().extendedKey;
   const registry = resolveChains(common.config.chains);
+  // One account per EVM chain, as docs/wallets.md advises: an address shown for one chain is never
+  // shown for another, where a buyer could pay it on the wrong network.
   const keys: Record<string, string> = {
     ethereum: account("m/44'/60'/0'"),
-    polygon: account("m/44'/60'/0'"),
-    bsc: account("m/44'/60'/0'"),
-    arbitrum: account("m/44'/60'/0'"),
-    optimism: account("m/44'/60'/0'"),
-    base: account("m/44'/60'/0'"),
-    avalanche: account("m/44'/60'/0'"),
+    polygon: account("m/44'/60'/1'"),
+    bsc: account("m/44'/60'/2'"),
+    arbitrum: account("m/44'/60'/3'"),
+    optimism: account("m/44'/60'/4'"),
+    base: account("m/44'/60'/5'"),
+    avalanche: account("m/44'/60'/6'"),
     tron: account("m/44'/195'/0'"),
     bitcoin: 'zpub6rFR7y4Q2AijBEqTUquhVz398htDFrtymD9xYYfG1m4wAcvPhXNfE3EfH1r1ADqtfSdVCToUG868RvUUkgDKf31mGDtKsAYz2oz2AGutZYs',
   };
@@ -35,7 +38,11 @@ try {
     const entries = deriveAddresses({ family: network.family, testnet: false, xpub, start: 0, count: 20 });
     await common.db.write((x) => addToPool(x, { chain, isTestnet: false }, 'demo', entries));
   }
-  const { merchant } = await createMerchant(common.db, common.box, { name: 'Demo Coffee Roasters', acceptedChains: Object.keys(keys) });
+  // Run again, the demo reuses its merchant (and the pools skip addresses they hold): one more
+  // invoice, never one more "Demo Coffee Roasters".
+  const merchant =
+    (await listMerchants(common.db)).find((m) => m.name === DEMO_MERCHANT && m.active) ??
+    (await createMerchant(common.db, common.box, { name: DEMO_MERCHANT, acceptedChains: Object.keys(keys) })).merchant;
   const invoice = await createInvoice(common.db, merchant.id, {
     orderId: `demo-${Date.now()}`,
     amount: '2500',

@@ -1,12 +1,14 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { BIN, runCli, type CliResult } from '../helpers/cli.ts';
 import { trackChild } from '../helpers/children.ts';
+import { docFiles } from '../helpers/doc-examples.ts';
 import { closedPort, eventually } from '../helpers/webhook-receiver.ts';
 import { FAILURE_SEEN_WINDOW_MS, isFailingNow } from '../../src/store/indexer-cursor.ts';
 import { loadConfig } from '../../src/config/load-config.ts';
@@ -14,6 +16,8 @@ import { resolveChains } from '../../src/families/families.ts';
 
 // Issue 42: what an operator meets on a fresh machine, run as they would run it (the real
 // bin/chaingate), with what they see checked: the exit code and the one line on stderr.
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 function freshDir(t: { after(fn: () => void): void }): string {
   const dir = mkdtempSync(join(tmpdir(), 'cg-ops-'));
@@ -182,4 +186,36 @@ test('eip7702 can be turned off per EVM network, a DEVNET included; other famili
   assert.equal(resolve({ ethereum: { testnet: { ...devnet, eip7702: false } } }).chains.ethereum.testnet.eip7702, false);
   assert.equal(resolve({ avalanche: { mainnet: { eip7702: true } } }).chains.avalanche.mainnet.eip7702, true);
   assert.throws(() => resolve({ tron: { mainnet: { eip7702: false } } }), /chains\.tron\.mainnet\.eip7702: EIP-7702 is an EVM feature/);
+});
+
+test('npm run demo twice: one demo merchant, two invoices, and a different account on every EVM chain (issue 42, item 6)', async (t) => {
+  const dir = freshDir(t);
+  const env = { ...cleanEnv(), CHAINGATE_DATABASE_URL: `sqlite:${join(dir, 'demo.db')}` };
+  const demo = () =>
+    new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, ['--import', 'tsx', 'scripts/demo.ts'], { cwd: ROOT, env, timeout: 120_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout))),
+    );
+  const first = await demo();
+  const second = await demo();
+  const invoiceOf = (printed: string) => /open http:\/\/\S+\/i\/(\w+)/.exec(printed)?.[1];
+  assert.ok(invoiceOf(first) && invoiceOf(second) && invoiceOf(first) !== invoiceOf(second), 'each run prints a fresh invoice');
+  const cliEnv = { CHAINGATE_DATABASE_URL: env.CHAINGATE_DATABASE_URL };
+  const merchants = JSON.parse((await runCli(['merchant', 'list', '--json'], cliEnv, { cwd: dir })).stdout) as { name: string }[];
+  assert.deepEqual(merchants.map((m) => m.name), ['Demo Coffee Roasters']);
+  const firstAddress = async (chain: string) => {
+    const res = await runCli(['wallets', 'list', '--addresses', '--chain', chain, '--limit', '1', '--json'], cliEnv, { cwd: dir });
+    const rows = JSON.parse(res.stdout) as { addresses?: { address: string }[] } | { address: string }[];
+    const list = Array.isArray(rows) ? rows : (rows.addresses ?? []);
+    return list[0]?.address;
+  };
+  const evm = ['ethereum', 'polygon', 'bsc', 'arbitrum', 'optimism', 'base', 'avalanche'];
+  const shown = await Promise.all(evm.map(firstAddress));
+  assert.ok(shown.every(Boolean), JSON.stringify(shown));
+  assert.equal(new Set(shown).size, evm.length, `one account per EVM chain: ${shown.join(', ')}`);
+});
+
+test('the docs never say a bare `npx tsc`: in a folder without TypeScript it runs the unrelated "tsc" package (issue 42, item 6)', () => {
+  const bare = docFiles(ROOT).filter((file) => /npx tsc\b/.test(readFileSync(join(ROOT, file), 'utf8')));
+  assert.deepEqual(bare, [], 'use `npx -p typescript tsc …`');
+  assert.match(readFileSync(join(ROOT, 'docs/api.md'), 'utf8'), /npx -p typescript tsc --module es2022 --target es2022 --noCheck sign-request\.ts/);
 });
