@@ -7,6 +7,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   serve: async () => (await import('./commands/serve.ts')).serveCommand(),
   migrate: async () => (await import('./commands/migrate.ts')).migrateCommand(),
   merchant: async () => (await import('./commands/merchant.ts')).merchantCommand(),
+  invoice: async () => (await import('./commands/invoice.ts')).invoiceCommand(),
   secrets: async () => (await import('./commands/secrets.ts')).secretsCommand(),
   wallets: async () => (await import('./commands/wallets.ts')).walletsCommand(),
   webhooks: async () => (await import('./commands/webhooks.ts')).webhooksCommand(),

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BIN, runCli, type CliResult } from '../helpers/cli.ts';
 import { trackChild } from '../helpers/children.ts';
+import { spawnServe } from '../helpers/serve-process.ts';
 import { docFiles } from '../helpers/doc-examples.ts';
 import { closedPort, eventually } from '../helpers/webhook-receiver.ts';
 import { FAILURE_SEEN_WINDOW_MS, isFailingNow } from '../../src/store/indexer-cursor.ts';
@@ -218,4 +219,28 @@ test('the docs never say a bare `npx tsc`: in a folder without TypeScript it run
   const bare = docFiles(ROOT).filter((file) => /npx tsc\b/.test(readFileSync(join(ROOT, file), 'utf8')));
   assert.deepEqual(bare, [], 'use `npx -p typescript tsc …`');
   assert.match(readFileSync(join(ROOT, 'docs/api.md'), 'utf8'), /npx -p typescript tsc --module es2022 --target es2022 --noCheck sign-request\.ts/);
+});
+
+test('chaingate invoice create: a signed test invoice from the command line, its page served (issue 42, item 6)', async (t) => {
+  const dir = freshDir(t);
+  const env = { CHAINGATE_DATABASE_URL: `sqlite:${join(dir, 'cg.db')}`, CHAINGATE_MASTER_KEY: 'c'.repeat(64) };
+  const shop = JSON.parse((await runCli(['merchant', 'create', '--name', 'CLI Shop', '--json'], env, { cwd: dir })).stdout) as { id: string };
+  // No serve yet: one line saying so.
+  const down = `http://127.0.0.1:${await closedPort()}`;
+  oneLine(await runCli(['invoice', 'create', '--amount', '2500', '--url', down], env, { cwd: dir }), 2, new RegExp(`^chaingate: cannot reach serve at ${down} .*is \`chaingate serve\` running`), 'serve down');
+  oneLine(await runCli(['invoice', 'create', '--amount', '25.00'], env, { cwd: dir }), 2, /--amount must be a whole number of minor units/, 'a decimal amount');
+
+  const serve = await spawnServe(env);
+  t.after(() => serve.stop());
+  const res = await runCli(['invoice', 'create', '--amount', '2500', '--currency', 'usd', '--order-id', 'order-42', '--json', '--url', serve.url], env, { cwd: dir });
+  assert.equal(res.code, 0, res.stderr);
+  const inv = JSON.parse(res.stdout) as { id: string; status: string; amount: string; currency: string; orderId: string; merchant: string; checkoutUrl: string };
+  assert.deepEqual([inv.status, inv.amount, inv.currency, inv.orderId, inv.merchant], ['OPEN', '2500', 'USD', 'order-42', shop.id]);
+  assert.equal(inv.checkoutUrl, `${serve.url}/i/${inv.id}`);
+  assert.equal((await fetch(inv.checkoutUrl)).status, 200, 'the page it prints is served');
+  // The API refuses what the specification refuses, and the command says it in one line.
+  oneLine(await runCli(['invoice', 'create', '--amount', '2500', '--currency', 'XYZ', '--url', serve.url], env, { cwd: dir }), 2, /^chaingate: VALIDATION_ERROR: .*--currency: XYZ is not a supported ISO 4217 currency/, 'unknown currency');
+  // Two points: which one is the operator's choice.
+  await runCli(['merchant', 'create', '--name', 'Second Shop'], env, { cwd: dir });
+  oneLine(await runCli(['invoice', 'create', '--amount', '100', '--url', serve.url], env, { cwd: dir }), 2, /2 active merchant points: choose one with --merchant ID/, 'two merchants');
 });
