@@ -244,3 +244,17 @@ test('chaingate invoice create: a signed test invoice from the command line, its
   await runCli(['merchant', 'create', '--name', 'Second Shop'], env, { cwd: dir });
   oneLine(await runCli(['invoice', 'create', '--amount', '100', '--url', serve.url], env, { cwd: dir }), 2, /2 active merchant points: choose one with --merchant ID/, 'two merchants');
 });
+
+test('config check names each enabled mainnet without an endpoint of its own, and what its indexer would do', async (t) => {
+  const dir = freshDir(t);
+  const file = join(dir, 'chaingate.yaml');
+  writeFileSync(file, 'chains:\n  ethereum:\n    mainnet:\n      rpcUrl: https://eth.example.com/v2/KEY\n  polygon: { enabled: false }\nindexer:\n  allowPublicEndpoints: true\n');
+  const res = await runCli(['config', 'check', '--json'], { CHAINGATE_CONFIG: file }, { cwd: dir });
+  assert.equal(res.code, 0, res.stderr);
+  const { publicEndpoints } = JSON.parse(res.stdout) as { publicEndpoints: { setting: string; publicEndpoint: string; index: string }[] };
+  const settings = publicEndpoints.map((p) => p.setting);
+  assert.ok(!settings.includes('chains.ethereum.mainnet.rpcUrl') && !settings.includes('chains.polygon.mainnet.rpcUrl'), settings.join(', '));
+  assert.deepEqual(publicEndpoints.find((p) => p.setting === 'chains.bsc.mainnet.rpcUrl'), { setting: 'chains.bsc.mainnet.rpcUrl', publicEndpoint: 'https://bsc-rpc.publicnode.com', index: 'uses the public endpoint' });
+  const text = await runCli(['config', 'check'], { CHAINGATE_CONFIG: file, NODE_ENV: 'production' }, { cwd: dir });
+  assert.match(text.stdout, /^# chains\.bsc\.mainnet\.rpcUrl is not set: `index` refuses to start \(https:\/\/bsc-rpc\.publicnode\.com\)$/m);
+});
