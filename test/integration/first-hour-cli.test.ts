@@ -357,7 +357,7 @@ describe('small ones (issue 29, item 7)', () => {
 
   test("docs/api.md's tsc line turns sign-request.ts into JavaScript that signs the same", async (t) => {
     const api = readFileSync(join(ROOT, 'docs/api.md'), 'utf8');
-    const line = /`npx (tsc [^`]*sign-request\.ts)`/.exec(api);
+    const line = /`npx -p typescript (tsc [^`]*sign-request\.ts)`/.exec(api);
     assert.ok(line, 'the tsc line of "A Node client without the SDK"');
     const dir = freshDir(t);
     copyFileSync(join(ROOT, 'src/sdk/sign-request.ts'), join(dir, 'sign-request.ts'));

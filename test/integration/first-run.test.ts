@@ -18,7 +18,7 @@ test('on a Node older than 22.17 every command stops at once with one line sayin
   if (major > 22 || (major === 22 && minor >= 17)) return; // the machine's node is new enough: nothing to check
   const dir = mkdtempSync(join(tmpdir(), 'cg-old-'));
   const res = spawnSync(OLD_NODE, [BIN, 'serve'], { encoding: 'utf8', cwd: dir, env: { PATH: process.env.PATH } });
-  assert.equal(res.status, 1);
+  assert.equal(res.status, 2, "the configuration exit code, which systemd does not restart (issue 42)");
   assert.equal(res.stderr.trim().split('\n').length, 1, res.stderr);
   assert.match(res.stderr, /needs Node\.js 22\.17 or later .* this is v\d+.*nvm install 24/);
   assert.equal(existsSync(join(dir, 'data')), false, 'nothing was written');
