@@ -259,6 +259,9 @@ export async function checkWalkthrough(shop: SdkShop, steps: Record<string, Reco
   assert.deepEqual([steps.payment!.status, steps.payment!.amount, steps.payment!.receivedAmount], [payment.status, payment.amount, payment.receivedAmount]);
   assert.deepEqual([steps.payment!.settlement, steps.payment!.difference], ['underpaid', `-${payment.amount}`], 'nothing received yet: underpaid by the whole amount');
   assert.deepEqual([steps.paymentStatus!.id, steps.paymentStatus!.status, steps.paymentStatus!.requiredConfirmations], [payment.id, 'PENDING', payment.requiredConfirmations]);
+  // The single read is a list item (no refunds field); refunds are their own route.
+  const listItem = (await ts.listPayments()).items.find((p) => p.id === payment.id)!;
+  assert.deepEqual([steps.refunds!.keys, steps.refunds!.refunds], [Object.keys(listItem).sort(), 0]);
   assert.equal(steps.cancelled!.status, 'CANCELLED');
   assert.equal((await ts.getInvoice(String(replayed.id))).status, 'CANCELLED');
   assert.equal((await ts.listPayments()).pagination.total, 1, 'no retry made a second payment');

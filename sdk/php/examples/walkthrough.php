@@ -52,6 +52,9 @@ $read = $client->getPayment($payment['id']);
 $settlement = Settlement::of($read);
 step('payment', ['id' => $read['id'], 'status' => $read['status'], 'amount' => $read['amount'], 'receivedAmount' => $read['receivedAmount'], 'settlement' => $settlement->status, 'difference' => $settlement->difference]);
 step('paymentStatus', $client->paymentStatus($payment['id']));
+$keys = array_keys($read);
+sort($keys);
+step('refunds', ['keys' => $keys, 'refunds' => count($client->paymentRefunds($payment['id'])['items'])]);
 
 // 4. Cancel the second invoice (the webhook receiver hears invoice.cancelled).
 $cancelled = $client->cancelInvoice($first->data['id'], "cancel-{$run}-2");

@@ -102,10 +102,16 @@ final class Client
         return $this->request('GET', '/api/v1/payments' . ($q === '' ? '' : '?' . $q))->data;
     }
 
-    /** @return array<string, mixed> the Payment with its `refunds` */
+    /** @return array<string, mixed> the Payment, the same shape as a listPayments item */
     public function getPayment(string $paymentId): array
     {
         return $this->request('GET', '/api/v1/payments/' . rawurlencode($paymentId))->data;
+    }
+
+    /** @return array{items: list<array<string, mixed>>} the payment's refunds, oldest first (chaingate's addition) */
+    public function paymentRefunds(string $paymentId): array
+    {
+        return $this->request('GET', '/api/v1/payments/' . rawurlencode($paymentId) . '/refunds')->data;
     }
 
     /** @return array{id: string, referenceId: string, status: string, confirmations: int, requiredConfirmations: int, expiresAt: string, completedAt: ?string} */

@@ -53,6 +53,7 @@ full = client.get_payment(payment["id"])
 settlement = settlement_of(full)
 step("payment", id=full["id"], status=full["status"], amount=full["amount"], receivedAmount=full["receivedAmount"], settlement=settlement.status, difference=format_decimal(settlement.difference))
 step("paymentStatus", **client.payment_status(payment["id"]))
+step("refunds", keys=sorted(full.keys()), refunds=len(client.payment_refunds(payment["id"])["items"]))
 
 # 4. Cancel the second invoice (the webhook receiver hears invoice.cancelled).
 cancelled = client.cancel_invoice(first.data["id"], idempotency_key="cancel-%s-2" % run)

@@ -24,7 +24,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Union, cast
 from . import __version__
 from .errors import ChaingateError
 from .signing import WRITE_METHODS, sign_request
-from .types import CheckoutResult, Invoice, InvoiceStatus, InvoiceWithPayments, PaymentList, PaymentStatus, PaymentWithRefunds
+from .types import CheckoutResult, Invoice, InvoiceStatus, InvoiceWithPayments, Payment, PaymentList, PaymentStatus, RefundList
 from .webhooks import WEBHOOK_TOLERANCE_SECONDS, standard_webhook_secret, verify_webhook
 
 
@@ -152,8 +152,12 @@ class Client:
         path = "/api/v1/payments" + ("?" + urllib.parse.urlencode(query) if query else "")
         return cast(PaymentList, self.request("GET", path).data)
 
-    def get_payment(self, payment_id: str) -> PaymentWithRefunds:
-        return cast(PaymentWithRefunds, self.request("GET", "/api/v1/payments/%s" % _id(payment_id)).data)
+    def get_payment(self, payment_id: str) -> Payment:
+        # The same shape as a list_payments item; refunds are payment_refunds.
+        return cast(Payment, self.request("GET", "/api/v1/payments/%s" % _id(payment_id)).data)
+
+    def payment_refunds(self, payment_id: str) -> RefundList:
+        return cast(RefundList, self.request("GET", "/api/v1/payments/%s/refunds" % _id(payment_id)).data)
 
     def payment_status(self, payment_id: str) -> PaymentStatus:
         return cast(PaymentStatus, self.request("GET", "/api/v1/payments/%s/status" % _id(payment_id)).data)

@@ -135,8 +135,9 @@ class Refund(TypedDict):
     confirmedAt: Optional[str]
 
 
-class PaymentWithRefunds(Payment):
-    refunds: List[Refund]
+class RefundList(TypedDict):
+    # GET /api/v1/payments/{id}/refunds: chaingate's addition, oldest first.
+    items: List[Refund]
 
 
 class Pagination(TypedDict):

@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-export class Migration20261130000000_indexer_error_seen extends Migration {
+export class Migration20261201000000_indexer_error_seen extends Migration {
   async up() {
     this.addSql(`alter table \`indexer_cursor\` add column \`last_error_seen_at\` datetime null;`);
   }
