@@ -192,7 +192,7 @@ for (const dialect of DIALECTS) {
       const swept = status.sweeps.find((s) => s.chain === 'bitcoin')!;
       assert.equal(swept.swept, (Number(tx.outs[0]!.value) / 1e8).toFixed(8).replace(/0+$/, ''));
       assert.equal(swept.pending, '0');
-      assert.match((await ok(['status'])).stdout, /swept to cold storage\n.*\nbitcoin +testnet +BTC/);
+      assert.match((await ok(['status'])).stdout, /swept to cold storage\n.*\nbitcoin +REGTEST +BTC/);
 
       // Payments keep their statuses: a sweep changes nothing about them.
       const after = await db.em().find(Payment, {}, { orderBy: { referenceId: 'asc' } });
