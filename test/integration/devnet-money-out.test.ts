@@ -42,7 +42,13 @@ test('devnet money out: the documented refund and sweep run against a live devne
   devnet.stdout.on('data', (b: Buffer) => (out += b));
   devnet.stderr.on('data', (b: Buffer) => (out += b));
   const exited = new Promise<number | null>((r) => devnet.once('exit', (code) => r(code)));
-  t.after(() => void (devnet.exitCode === null && devnet.kill('SIGKILL')));
+  // A failed assertion still stops the devnet as Ctrl-C would: its serve and indexer with it
+  // (a SIGKILL would leave them running on the temporary folder).
+  t.after(async () => {
+    if (devnet.exitCode !== null || devnet.signalCode !== null) return;
+    devnet.kill('SIGINT');
+    await exited;
+  });
   const state = await eventually(() => {
     if (devnet.exitCode !== null) throw new Error(`devnet exited:\n${out}`);
     const first = out.split('\n').find((l) => l.startsWith('{"baseUrl"'));
