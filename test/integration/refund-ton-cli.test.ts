@@ -10,6 +10,7 @@ import { validateAddress } from '../../src/families/families.ts';
 import type { SignedSweep } from '../../src/families/sweep.ts';
 import { tonDepositAddresses, tonKeyAt } from '../../src/families/ton/wallet-v4.ts';
 import { ObservedTransfer } from '../../src/store/entities/observed-transfer.entity.ts';
+import { IndexerCursor } from '../../src/store/entities/indexer-cursor.entity.ts';
 import { Payment } from '../../src/store/entities/payment.entity.ts';
 import { WebhookEvent } from '../../src/store/entities/webhook-event.entity.ts';
 import { cliIn } from '../helpers/bitcoin-pool.ts';
@@ -53,14 +54,16 @@ test('ton refund with --fee-payer through the CLI: the top-up is OWN, no late fu
   const co = await d.plain('POST', `/checkout/api/v1/invoices/${inv.json.data.id}/checkout`, { blockchain: 'ton', cryptoCurrency: 'TON' });
   assert.equal(co.status, 201, co.text);
   const { id, paymentAddress: deposit, amount } = co.json.data.payment as { id: string; paymentAddress: string; amount: string };
-  await ton.sendTon(Address.parse(deposit), parseUnits(amount, 9), false);
   const proc = spawnIndexer(['ton'], env);
   t.after(() => proc.stop('SIGKILL'));
   const em = () => d.common.db.em();
+  // The buyer pays once the indexer has placed its cursor: on a busy machine its start may take seconds.
+  await waitFor('the ton indexer started', async () => (await em().count(IndexerCursor, { chain: 'ton' })) > 0, 60_000);
+  await ton.sendTon(Address.parse(deposit), parseUnits(amount, 9), false);
   const payment = () => em().findOneOrFail(Payment, { id }, { refresh: true });
   const rows = () => em().find(ObservedTransfer, { toAddress: deposit }, { refresh: true, orderBy: { blockNumber: 'asc' } });
   const until = (what: string, check: () => Promise<boolean>) =>
-    waitFor(what, check, 30_000).catch(async (err: unknown) => {
+    waitFor(what, check, 60_000).catch(async (err: unknown) => {
       throw new Error(`${String(err)}\npayment ${(await payment()).status}; transfers ${JSON.stringify((await rows()).map((r) => [r.status, r.amount, r.fromAddress, r.note]))}\n${proc.output().slice(-2000)}`);
     });
   const mining = setInterval(() => ton.mine(1), 300); // the indexer waits for 5 masterchain blocks on top
