@@ -2,8 +2,10 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { computeAddress, SigningKey } from 'ethers';
 import { hex41ToTron, tronToHex } from '../../src/families/tron/address.ts';
-import { decodeRaw, decodeSigned, type TronRaw } from '../../src/families/tron/sweep-proto.ts';
+import { TRANSFER_TOPIC } from '../../src/families/jsonrpc/schemas.ts';
+import { decodeRaw, decodeSigned, type TronContract, type TronRaw } from '../../src/families/tron/sweep-proto.ts';
 import { listenLocal } from './local-server.ts';
+import { MAINNET_GENESIS } from './tron-fixtures.ts';
 
 // A java-tron full node's HTTP API as a Tron sweep uses it (java-tron 4.7/4.8,
 // framework/src/main/java/org/tron/core/services/http/: GetAccountServlet, GetAccountResourceServlet,
@@ -26,6 +28,13 @@ import { listenLocal } from './local-server.ts';
 // caller and burns the rest at getEnergyFee, up to its fee_limit. USDT's energy is mainnet's
 // measured figure: 64,285 to an address that holds USDT, 130,285 to one that does not (TronScan;
 // docs.catfee.io "usdt-transfer-energy-on-tron"). Each accepted transaction is mined in its own block.
+//
+// The same chain's reading face, for a real `chaingate index tron` beside the sweep: blocks with
+// their transactions as java-tron's JsonFormat renders them (/wallet/getblockbynum,
+// /wallet/getblockbylimitnext: txID, ret[0].contractRet, raw_data.contract[0] with 41-hex
+// addresses; block 0 is mainnet's genesis) and a /jsonrpc answering eth_chainId, eth_blockNumber
+// and eth_getLogs with the TRC-20 Transfer log of each successful token transfer. A buyer's token
+// payment is a block of its own (payToken), as a wallet's transfer would be.
 
 export const USDT_ENERGY_HOLDER = 64_285n;
 export const USDT_ENERGY_NEW = 130_285n;
@@ -69,13 +78,28 @@ export interface TronSweepSim {
   token(token: string, address: string): bigint;
   delegatedTo(address: string): bigint;
   lendable(address: string): bigint;
-  /** Moves the head block's clock forward. */
+  /** Moves the head block's clock forward (one new, empty block). */
   advance(ms: bigint): void;
+  /** A TRC-20 transfer by `from` (holding the tokens, see mintToken) to `to`, mined in a block of its own; returns its txid. */
+  payToken(token: string, from: string, to: string, amount: bigint): string;
+  /** The head block's number. */
+  head(): bigint;
   info(txid: string): Info | undefined;
   calls: Record<string, number>;
   /** Signed transactions the node accepted, raw_data decoded. */
   accepted: { txid: string; raw: TronRaw; signature: Uint8Array }[];
   close(): Promise<void>;
+}
+
+interface SimBlock {
+  number: bigint;
+  id: string;
+  parentHash: string;
+  timestamp: bigint;
+  /** As /wallet/getblockbynum renders them. */
+  transactions: Record<string, unknown>[];
+  /** TRC-20 Transfer logs, as eth_getLogs renders them. */
+  logs: { address: string; topics: string[]; data: string; blockNumber: string; blockHash: string; transactionHash: string; logIndex: string; removed: boolean }[];
 }
 
 const h41 = (t: string) => `41${(tronToHex(t) as string).slice(2)}`;
@@ -84,7 +108,7 @@ export async function startTronSweepSim(options: { tokens: string[] }): Promise<
   const accounts = new Map<string, Account>();
   const balances = new Map<string, Map<string, bigint>>(options.tokens.map((t) => [h41(t), new Map()]));
   const infos = new Map<string, Info>();
-  const blocks: { number: bigint; id: string; timestamp: bigint }[] = [];
+  const blocks: SimBlock[] = [];
   const calls: Record<string, number> = {};
   const accepted: TronSweepSim['accepted'] = [];
   let clock = BigInt(Date.now()) - 60_000n;
@@ -92,7 +116,7 @@ export async function startTronSweepSim(options: { tokens: string[] }): Promise<
     const number = BigInt(blocks.length + 70_000_000);
     clock += 3_000n;
     const id = number.toString(16).padStart(16, '0') + createHash('sha256').update(`block ${number}`).digest('hex').slice(16);
-    blocks.push({ number, id, timestamp: clock });
+    blocks.push({ number, id, parentHash: blocks.at(-1)?.id ?? '0'.repeat(64), timestamp: clock, transactions: [], logs: [] });
     return blocks.at(-1)!;
   };
   mine();
@@ -249,6 +273,8 @@ export async function startTronSweepSim(options: { tokens: string[] }): Promise<
       const result = execute(raw, txid, BigInt(bytes.length) + 64n);
       if (!result.ok) return answer(result.code, result.message);
       accepted.push({ txid, raw, signature: sig });
+      const info = infos.get(txid)!;
+      record(blocks.find((b) => b.number === info.blockNumber)!, txid, raw.contract, (info.receipt.result as string | undefined) ?? 'SUCCESS');
       return { result: true, code: 'SUCCESS', txid, message: '', transaction: '' };
     },
     '/wallet/gettransactioninfobyid': (b) => {
@@ -258,8 +284,57 @@ export async function startTronSweepSim(options: { tokens: string[] }): Promise<
     },
     '/wallet/gettransactionfrompending': () => ({}),
   };
-  function blockJson(b: { number: bigint; id: string; timestamp: bigint }) {
-    return { blockID: b.id, block_header: { raw_data: { number: Number(b.number), txTrieRoot: '0'.repeat(64), witness_address: '41'.padEnd(42, '0'), parentHash: '0'.repeat(64), version: 32, timestamp: Number(b.timestamp) }, witness_signature: '' } };
+  function blockJson(b: SimBlock, withTransactions = false) {
+    const header = { blockID: b.id, block_header: { raw_data: { number: Number(b.number), txTrieRoot: '0'.repeat(64), witness_address: '41'.padEnd(42, '0'), parentHash: b.parentHash, version: 32, timestamp: Number(b.timestamp) }, witness_signature: '' } };
+    return withTransactions && b.transactions.length > 0 ? { ...header, transactions: b.transactions } : header;
+  }
+  const blockAt = (n: bigint) => blocks.find((b) => b.number === n);
+  routes['/wallet/getblockbynum'] = (b) => {
+    if (Number(b.num) === 0) return MAINNET_GENESIS;
+    const block = blockAt(BigInt(Number(b.num)));
+    return block ? blockJson(block, true) : {};
+  };
+  routes['/wallet/getblockbylimitnext'] = (b) => {
+    const found = blocks.filter((x) => x.number >= BigInt(Number(b.startNum)) && x.number < BigInt(Number(b.endNum)));
+    return found.length ? { block: found.map((x) => blockJson(x, true)) } : {};
+  };
+
+  /** A transaction in its block, as java-tron renders it; a successful TRC-20 transfer leaves its Transfer log. */
+  function record(block: SimBlock, txid: string, c: TronContract, contractRet: string) {
+    const { type, ...fields } = c;
+    const value: Record<string, unknown> =
+      c.type === 'TransferContract' ? { amount: Number(c.amount), owner_address: c.owner, to_address: c.to }
+      : c.type === 'TriggerSmartContract' ? { owner_address: c.owner, contract_address: c.contract, data: c.data }
+      : { ...fields, owner_address: c.owner };
+    block.transactions.push({ txID: txid, ret: [{ contractRet }], raw_data: { contract: [{ type, parameter: { value, type_url: `type.googleapis.com/protocol.${type}` } }] } });
+    if (c.type === 'TriggerSmartContract' && contractRet === 'SUCCESS') {
+      block.logs.push({
+        address: `0x${c.contract.slice(2)}`,
+        topics: [TRANSFER_TOPIC, `0x${c.owner.slice(2).padStart(64, '0')}`, `0x${c.data.slice(32, 72).padStart(64, '0')}`],
+        data: `0x${c.data.slice(72)}`,
+        blockNumber: `0x${block.number.toString(16)}`,
+        blockHash: `0x${block.id}`,
+        transactionHash: `0x${txid}`,
+        logIndex: `0x${block.logs.length.toString(16)}`,
+        removed: false,
+      });
+    }
+  }
+
+  /** java-tron's /jsonrpc, as far as the reader asks it. */
+  function jsonRpc(call: { method: string; params?: unknown[] }): unknown {
+    if (call.method === 'eth_chainId') return '0x2b6653dc';
+    if (call.method === 'eth_blockNumber') return `0x${blocks.at(-1)!.number.toString(16)}`;
+    if (call.method === 'eth_getLogs') {
+      const f = (call.params?.[0] ?? {}) as { fromBlock: string; toBlock: string; address?: string; topics?: (string | string[] | null)[] };
+      const [from, to] = [BigInt(f.fromBlock), BigInt(f.toBlock)];
+      const matches = (want: string | string[] | null | undefined, got: string | undefined) => want == null || (Array.isArray(want) ? want : [want]).some((w) => w.toLowerCase() === got?.toLowerCase());
+      return blocks
+        .filter((b) => b.number >= from && b.number <= to)
+        .flatMap((b) => b.logs)
+        .filter((l) => (f.address === undefined || f.address.toLowerCase() === l.address.toLowerCase()) && (f.topics ?? []).every((want, i) => matches(want, l.topics[i])));
+    }
+    throw new Error(`the method ${call.method} does not exist/is not available`);
   }
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -270,6 +345,17 @@ export async function startTronSweepSim(options: { tokens: string[] }): Promise<
     req.on('end', () => {
       const path = (req.url ?? '').split('?')[0]!;
       calls[path] = (calls[path] ?? 0) + 1;
+      if (path === '/jsonrpc') {
+        const call = JSON.parse(body) as { id: unknown; method: string; params?: unknown[] };
+        let payload: Record<string, unknown>;
+        try {
+          payload = { result: jsonRpc(call) };
+        } catch (err) {
+          payload = { error: { code: -32601, message: (err as Error).message } };
+        }
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: call.id, ...payload }));
+        return;
+      }
       const route = routes[path];
       if (!route) {
         res.writeHead(404).end();
@@ -309,6 +395,17 @@ export async function startTronSweepSim(options: { tokens: string[] }): Promise<
       clock += ms;
       mine();
     },
+    payToken: (token, from, to, amount) => {
+      const ledger = balances.get(h41(token))!;
+      if ((ledger.get(h41(from)) ?? 0n) < amount) throw new Error(`${from} holds less than ${amount}`);
+      ledger.set(h41(from), ledger.get(h41(from))! - amount);
+      ledger.set(h41(to), (ledger.get(h41(to)) ?? 0n) + amount);
+      const data = `a9059cbb${h41(to).slice(2).padStart(64, '0')}${amount.toString(16).padStart(64, '0')}`;
+      const txid = createHash('sha256').update(`payment ${blocks.length} ${from} ${to} ${amount}`).digest('hex');
+      record(mine(), txid, { type: 'TriggerSmartContract', owner: h41(from), contract: h41(token), callValue: 0n, data }, 'SUCCESS');
+      return txid;
+    },
+    head: () => blocks.at(-1)!.number,
     info: (txid) => infos.get(txid),
     calls,
     accepted,
