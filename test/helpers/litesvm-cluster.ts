@@ -12,6 +12,7 @@ import {
   getCompiledTransactionMessageDecoder,
   getProgramDerivedAddress,
   getSignatureFromTransaction,
+  getTransactionDecoder,
   lamports,
   pipe,
   setTransactionMessageFeePayerSigner,
@@ -20,6 +21,7 @@ import {
   type Address,
   type Instruction,
   type KeyPairSigner,
+  type Transaction,
 } from '@solana/kit';
 import { getCreateAccountInstruction, getTransferSolInstruction, SYSTEM_PROGRAM_ADDRESS } from '@solana-program/system';
 import {
@@ -30,7 +32,7 @@ import {
   getTransferCheckedInstruction,
   TOKEN_PROGRAM_ADDRESS,
 } from '@solana-program/token';
-import { startSolanaSim, type AgaveTransaction, type SolanaSim } from './solana-sim.ts';
+import { startSolanaSim, type AgaveTransaction, type ChainView, type SolanaSim } from './solana-sim.ts';
 
 // A Solana cluster whose transactions are executed by Solana's real SVM (litesvm 1.4.1: the
 // Agave runtime with the System, SPL Token, Token-2022, Associated Token Account and Address
@@ -215,7 +217,10 @@ export async function startLitesvmCluster(): Promise<LitesvmCluster> {
       svm.expireBlockhash();
       return svm.latestBlockhash();
     },
+    methods: (method, params, chain) => sweepMethod(method, params, chain),
   });
+  /** Errors of the transactions sent over sendTransaction, by signature. */
+  const sent = new Map<string, unknown>();
 
   /** Signs (the buyer pays; other signers ride in the instructions' account metas), executes, renders and queues one transaction. */
   async function execute(instructions: Instruction[], lookup?: { table: Address; addresses: Address[] }): Promise<Executed> {
@@ -238,6 +243,11 @@ export async function startLitesvmCluster(): Promise<LitesvmCluster> {
             (m) => appendTransactionMessageInstructions(instructions, m),
           ),
         );
+    return run(tx);
+  }
+
+  /** Executes a signed transaction, renders it as Agave would and queues it for the next slot. */
+  function run(tx: Transaction): Executed {
     const compiled = getCompiledTransactionMessageDecoder().decode(tx.messageBytes);
     if (compiled.version === 1) throw new Error('v1 transactions are not rendered');
     const lookups = compiled.version === 0 ? (compiled.addressTableLookups ?? []) : [];
@@ -351,6 +361,86 @@ export async function startLitesvmCluster(): Promise<LitesvmCluster> {
     ]);
     svm.warpToSlot(svm.getClock().slot + 1n); // extended addresses are usable from the next slot on
     return table;
+  }
+
+  /** Agave's UiTokenAccount (jsonParsed) for SPL Token's Account layout. */
+  function parsedTokenAccount(data: Uint8Array, program: string) {
+    const mint = addressOf.decode(data.subarray(0, 32));
+    const amount = readU64(data, 64);
+    const mintAccount = svm.getAccount(mint);
+    const decimals = mintAccount.exists ? mintAccount.data[44]! : 0;
+    const info: Record<string, unknown> = {
+      isNative: false,
+      mint,
+      owner: addressOf.decode(data.subarray(32, 64)),
+      state: ['uninitialized', 'initialized', 'frozen'][data[108]!] ?? 'uninitialized',
+      tokenAmount: { amount: amount.toString(), decimals, uiAmount: Number(amount) / 10 ** decimals, uiAmountString: uiAmountString(amount, decimals) },
+    };
+    if (program === TOKEN_2022 && data.length > TOKEN_ACCOUNT_LEN) info.extensions = [{ extension: 'immutableOwner' }];
+    return { program: program === TOKEN_2022 ? 'spl-token-2022' : 'spl-token', parsed: { info, type: 'account' }, space: data.length };
+  }
+
+  /**
+   * The JSON-RPC methods a sweep or refund uses (the shapes of test/helpers/litesvm-sweep-rpc.ts),
+   * over this same SVM: what `refund broadcast` sends is executed here, rendered and put in the
+   * next sealed slot, where the indexer reads it.
+   */
+  function sweepMethod(method: string, p: unknown[], chain: ChainView) {
+    const context = { slot: chain.slot, apiVersion: '2.2.16' };
+    switch (method) {
+      case 'getMultipleAccounts': {
+        const value = (p[0] as string[]).map((key) => {
+          const a = svm.getAccount(address(key));
+          if (!a.exists) return null;
+          return { data: ['', 'base64'], executable: a.executable, lamports: u64(a.lamports), owner: a.programAddress, rentEpoch: 18446744073709551615n, space: Number(a.space) };
+        });
+        return { result: { context, value } };
+      }
+      case 'getTokenAccountsByOwner': {
+        const owner = String(p[0]);
+        const program = (p[1] as { programId: string }).programId;
+        const value = svm
+          .getProgramAccounts(address(program))
+          .filter((a) => a.data.length >= TOKEN_ACCOUNT_LEN && a.data[108] !== 0 && addressOf.decode(a.data.subarray(32, 64)) === owner && (a.data.length === TOKEN_ACCOUNT_LEN || a.data[TOKEN_ACCOUNT_LEN] === ACCOUNT_TYPE_ACCOUNT))
+          .map((a) => ({ pubkey: a.address, account: { data: parsedTokenAccount(new Uint8Array(a.data), program), executable: false, lamports: u64(a.lamports), owner: program, rentEpoch: 18446744073709551615n, space: a.data.length } }));
+        return { result: { context, value } };
+      }
+      case 'getLatestBlockhash':
+        return { result: { context, value: { blockhash: svm.latestBlockhash(), lastValidBlockHeight: chain.slot + 150 } } };
+      case 'getMinimumBalanceForRentExemption':
+        return { result: u64(svm.minimumBalanceForRentExemption(BigInt(Number(p[0])))) };
+      case 'getFeeForMessage': {
+        const message = getCompiledTransactionMessageDecoder().decode(new Uint8Array(Buffer.from(String(p[0]), 'base64')));
+        return { result: { context, value: message.lifetimeToken === svm.latestBlockhash() ? 5000 * message.header.numSignerAccounts : null } };
+      }
+      case 'isBlockhashValid':
+        return { result: { context, value: String(p[0]) === svm.latestBlockhash() } };
+      case 'sendTransaction': {
+        const tx = getTransactionDecoder().decode(new Uint8Array(Buffer.from(String(p[0]), 'base64')));
+        const signature = getSignatureFromTransaction(tx);
+        if (sent.has(signature)) return { error: { code: -32002, message: 'Transaction simulation failed: This transaction has already been processed', data: { err: 'AlreadyProcessed', logs: [] } } };
+        const simulated = svm.simulateTransaction(tx);
+        if (simulated instanceof FailedTransactionMetadata) {
+          return { error: { code: -32002, message: `Transaction simulation failed: ${simulated.err().toString()}`, data: { err: simulated.err().toString(), logs: simulated.meta().logs() } } };
+        }
+        sent.set(signature, run(tx).rendered.meta.err);
+        return { result: signature };
+      }
+      case 'getSignatureStatuses': {
+        const value = (p[0] as string[]).map((sig) => {
+          if (!sent.has(sig)) return null;
+          const err = sent.get(sig) ?? null;
+          const at = chain.slotOf(sig);
+          const status = err === null ? { Ok: null } : { Err: err };
+          if (at === undefined) return { slot: chain.slot + 1, confirmations: 0, err, status, confirmationStatus: 'processed' };
+          const final = at <= chain.finalized;
+          return { slot: at, confirmations: final ? null : chain.slot - at, err, status, confirmationStatus: final ? 'finalized' : 'confirmed' };
+        });
+        return { result: { context, value } };
+      }
+      default:
+        return undefined;
+    }
   }
 
   const usdc = await createMint(TOKEN_PROGRAM_ADDRESS, 6);

@@ -82,6 +82,15 @@ const u64Json = (value: unknown): string => JSON.stringify(value, (_key, v: unkn
 export interface SimOptions {
   /** The blockhash of each new block (default: a random one). */
   nextBlockhash?: () => string;
+  /** Methods answered by the caller (a sweep's, over the same chain); undefined: not one of its methods. */
+  methods?: (method: string, params: unknown[], chain: ChainView) => { result: unknown } | { error: { code: number; message: string; data?: unknown } } | undefined;
+}
+
+/** What an extra method may read of the chain: the slots and where a signature landed. */
+export interface ChainView {
+  slot: number;
+  finalized: number;
+  slotOf(signature: string): number | undefined;
 }
 
 /** Header of the made-up transactions: the payer signs, the last key (the program) is read-only. */
@@ -296,6 +305,8 @@ export async function startSolanaSim(genesisHash = '5eykt4UsFv8P8NJdTREpY1vzqKqZ
         if (!found || found.slot > finalized) return reply({ result: null });
         return reply({ result: { slot: found.slot, blockTime: (slots[found.slot]!.block as { blockTime: number }).blockTime, ...found.tx } });
       }
+      const extra = options.methods?.(call.method, call.params ?? [], { slot: slots.length - 1, finalized, slotOf: (sig) => bySignature.get(sig)?.slot });
+      if (extra) return reply(extra);
       return reply({ error: { code: -32601, message: 'Method not found' } });
     });
   });
