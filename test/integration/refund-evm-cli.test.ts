@@ -94,6 +94,11 @@ test('evm refunds through the CLI with a real indexer: USDT with --fee-payer (to
     [['OWN', topUp.toString(), validateAddress('evm', FEE_PAYER, false), usdt.id]],
     'only the top-up besides the payment: OWN, from the fee payer as the chain\'s address rules write it',
   );
+  // The fee payer's own ETH sent to the deposit outside any plan (an operator's manual top-up): OWN by its sender.
+  const manual = await (await account.deriveChild(1).deriveChild(0).connect(node.provider).sendTransaction({ to: usdt.paymentAddress, value: parseEther('0.001') })).wait();
+  await until('the manual top-up recorded OWN', usdt.id, async () => (await rows(usdt.paymentAddress)).some((r) => r.txHash === manual!.hash && r.status === 'OWN'));
+  assert.match((await rows(usdt.paymentAddress)).find((r) => r.txHash === manual!.hash)!.note ?? '', /^from the fee payer of plan /);
+  assert.equal((await payment(usdt.id)).status, 'REFUNDED');
   const usdtEvents = await events(usdt.id);
   assert.ok(!usdtEvents.includes('payment.late_funds'), `no late funds announced: ${usdtEvents.join(', ')}`);
   assert.equal(usdtEvents.filter((e) => e === 'payment.refunded').length, 1, usdtEvents.join(', '));
