@@ -1,3 +1,11 @@
+import { AuditEntrySchema } from './audit-entry.entity.ts';
+import { DashboardGrantSchema } from './dashboard-grant.entity.ts';
+import { DashboardSessionSchema } from './dashboard-session.entity.ts';
+import { DashboardUserSchema } from './dashboard-user.entity.ts';
+import { RecoveryCodeSchema } from './recovery-code.entity.ts';
+import { SigninThrottleSchema } from './signin-throttle.entity.ts';
+import { WebauthnChallengeSchema } from './webauthn-challenge.entity.ts';
+import { WebauthnCredentialSchema } from './webauthn-credential.entity.ts';
 import { IdempotencyRecordSchema } from './idempotency-record.entity.ts';
 import { IndexedBlockSchema } from './indexed-block.entity.ts';
 import { IndexerCursorSchema } from './indexer-cursor.entity.ts';
@@ -31,4 +39,12 @@ export const ENTITIES = [
   SweepPlanSchema,
   SweepTxSchema,
   RefundSchema,
+  DashboardUserSchema,
+  DashboardGrantSchema,
+  DashboardSessionSchema,
+  WebauthnCredentialSchema,
+  WebauthnChallengeSchema,
+  RecoveryCodeSchema,
+  AuditEntrySchema,
+  SigninThrottleSchema,
 ];
