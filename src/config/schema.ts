@@ -67,6 +67,22 @@ export const configSchema = z.strictObject({
     /** The hosted page shows a "demo — test phrase, never pay" banner (npm run demo sets it). */
     demoBanner: z.boolean(),
   }),
+  /** The merchant dashboard (docs/dashboard.md): pages under /dashboard/, its API under /dashboard/api/. */
+  dashboard: z.strictObject({
+    enabled: z.boolean(),
+    /** null: served on the public listener; otherwise on a listener of its own (an internal interface). */
+    host: z.string().min(1).nullable(),
+    port: z.coerce.number().int().min(0).max(65_535).nullable(),
+    /**
+     * The dashboard's own origin as the browser sees it (https://admin.shop.example), checked against
+     * the Origin of every state-changing request; null: the Host header's origin.
+     */
+    publicUrl: z.url().nullable(),
+    /** A session ends after this many minutes without a request… */
+    idleTimeoutMinutes: z.int().min(1).max(24 * 60),
+    /** …and this many hours after sign-in, whatever its activity. */
+    absoluteTimeoutHours: z.int().min(1).max(24 * 30),
+  }),
   /** Prometheus metrics on their own listener (docs/operations.md#metrics-and-health), not the public one. */
   metrics: z.strictObject({
     enabled: z.boolean(),

@@ -5,6 +5,7 @@ import type { SecretBox } from '../domain/secret-box.ts';
 import type { Reader, SqlValue } from './executor.ts';
 import type { Database } from './orm.ts';
 import { boolOf, dateOf, jsonOf, poolReader } from './raw-sql.ts';
+import { insertAudit, type AuditInput } from './audit-log.ts';
 
 export interface MerchantView {
   id: string;
@@ -112,7 +113,7 @@ async function merchantIn(r: Reader, id: string): Promise<MerchantRecord> {
   return merchantOf(row);
 }
 
-export async function createMerchant(db: Database, box: SecretBox, input: CreateMerchantInput): Promise<{ merchant: MerchantRecord; apiSecret: string }> {
+export async function createMerchant(db: Database, box: SecretBox, input: CreateMerchantInput, audit: AuditInput | null = null): Promise<{ merchant: MerchantRecord; apiSecret: string }> {
   const apiSecret = newApiSecret();
   const id = newId();
   const now = new Date();
@@ -121,6 +122,8 @@ export async function createMerchant(db: Database, box: SecretBox, input: Create
       `insert into merchant_point (${COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)`,
       [id, input.name, newApiKey(), box.seal(apiSecret, id), input.webhookUrl ?? null, true, jsonColumn(input.acceptedChains), jsonColumn(input.acceptedCurrencies), jsonColumn(input.webhookEvents), now, now],
     );
+    // The audit row in the same transaction as the change it records (never the secret).
+    if (audit) await insertAudit(x, { ...audit, pointId: id });
     return merchantIn(x, id);
   });
   return { merchant, apiSecret };
@@ -141,7 +144,7 @@ const CHANGE_COLUMNS = { name: 'name', webhookUrl: 'webhook_url', active: 'activ
  * Changes a point in one statement. Every change bumps `version`, which is what tells each serve
  * process's key cache (src/store/merchant-keys.ts) that its copy is stale.
  */
-export async function updateMerchant(db: Database, id: string, changes: MerchantChanges): Promise<MerchantRecord> {
+export async function updateMerchant(db: Database, id: string, changes: MerchantChanges, audit: AuditInput | null = null): Promise<MerchantRecord> {
   if (Object.keys(changes).length === 0) return getMerchantOrThrow(db, id);
   const sets: string[] = [];
   const params: SqlValue[] = [];
@@ -155,16 +158,18 @@ export async function updateMerchant(db: Database, id: string, changes: Merchant
     if (!(await x.run(`update merchant_point set ${[...sets, 'version = version + 1', 'updated_at = ?'].join(', ')} where id = ?`, [...params, new Date(), id]))) {
       throw new UsageError(`no merchant point with id ${JSON.stringify(id)}`);
     }
+    if (audit) await insertAudit(x, { ...audit, pointId: id });
     return merchantIn(x, id);
   });
 }
 
-export async function rotateSecret(db: Database, box: SecretBox, id: string): Promise<{ merchant: MerchantRecord; apiSecret: string }> {
+export async function rotateSecret(db: Database, box: SecretBox, id: string, audit: AuditInput | null = null): Promise<{ merchant: MerchantRecord; apiSecret: string }> {
   const apiSecret = newApiSecret();
   const merchant = await db.write(async (x) => {
     if (!(await x.run('update merchant_point set api_secret_enc = ?, version = version + 1, updated_at = ? where id = ?', [box.seal(apiSecret, id), new Date(), id]))) {
       throw new UsageError(`no merchant point with id ${JSON.stringify(id)}`);
     }
+    if (audit) await insertAudit(x, { ...audit, pointId: id });
     return merchantIn(x, id);
   });
   return { merchant, apiSecret };

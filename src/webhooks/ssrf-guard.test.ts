@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { LookupAddress } from 'node:dns';
-import { checkWebhookUrlAllowed } from '../cli/webhook-url-check.ts';
+import { checkWebhookUrlAllowed } from '../app/webhook-url-check.ts';
 import { loadConfig } from '../config/load-config.ts';
 import { UsageError } from '../domain/errors.ts';
 import { postWebhook } from './post.ts';

@@ -9,7 +9,7 @@ import { recordEvent } from '../../src/store/events.ts';
 import { openDatabase } from '../../src/store/orm.ts';
 import { verifyWebhook } from '../../src/sdk/verify-webhook.ts';
 import { loadConfig } from '../../src/config/load-config.ts';
-import { checkWebhookUrlAllowed } from '../../src/cli/webhook-url-check.ts';
+import { checkWebhookUrlAllowed } from '../../src/app/webhook-url-check.ts';
 import { UsageError } from '../../src/domain/errors.ts';
 import { BIN, runCli } from '../helpers/cli.ts';
 import { createTestDatabase, skipUnless } from '../helpers/databases.ts';

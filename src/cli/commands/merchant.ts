@@ -1,27 +1,18 @@
 import { Command, Option } from 'commander';
-import { CHAIN_DEFAULTS } from '../../chains/chain-defaults.ts';
-import { CHAIN_SLUGS, type ChainSlug } from '../../chains/slugs.ts';
 import { EVENT_TYPES } from '../../store/events.ts';
-import { createMerchant, getMerchantOrThrow, listMerchants, merchantView, updateMerchant, type MerchantChanges } from '../../store/merchants.ts';
+import { getMerchantOrThrow, listMerchants, merchantView, type MerchantChanges } from '../../store/merchants.ts';
+import { checkChains, checkCurrencies, checkName, createPoint, updatePoint } from '../../app/merchant-points.ts';
 import { UsageError } from '../../domain/errors.ts';
 import { parseWebhookUrl } from '../../domain/webhook-url.ts';
-import { checkWebhookUrlAllowed } from '../webhook-url-check.ts';
 import { withCommon } from '../context.ts';
 import { emit, keyValues, table } from '../output.ts';
 
 function parseName(value: string): string {
-  const name = value.trim();
-  if (!name) throw new UsageError('--name must not be empty');
-  if (name.length > 255) throw new UsageError('--name is longer than 255 characters');
-  return name;
+  return checkName(value);
 }
 
 function parseChains(value: string): string[] {
-  const chains = [...new Set(value.split(',').map((s) => s.trim()).filter(Boolean))];
-  if (chains.length === 0) throw new UsageError('--chains needs at least one chain slug');
-  const unknown = chains.filter((c) => !(CHAIN_SLUGS as readonly string[]).includes(c));
-  if (unknown.length) throw new UsageError(`unknown chain slug(s): ${unknown.join(', ')} (known: ${CHAIN_SLUGS.join(', ')})`);
-  return chains;
+  return checkChains(value.split(','));
 }
 
 /** --currencies ethereum:USDT+USDC,tron:USDT */
@@ -30,18 +21,9 @@ function parseCurrencies(value: string): Record<string, string[]> {
   for (const part of value.split(',').map((s) => s.trim()).filter(Boolean)) {
     const [chain, symbols] = part.split(':');
     if (!chain || !symbols) throw new UsageError(`--currencies entry ${JSON.stringify(part)} must look like chain:SYM+SYM`);
-    parseChains(chain);
-    const list = symbols.split('+').map((s) => s.trim().toUpperCase()).filter(Boolean);
-    // Only coins the chain carries: a typo would otherwise silently offer nothing on that chain.
-    const defaults = CHAIN_DEFAULTS[chain as ChainSlug];
-    const known = [defaults.native.symbol, ...defaults.tokenSymbols];
-    const unknown = list.filter((s) => !known.includes(s));
-    if (list.length === 0 || unknown.length) {
-      throw new UsageError(`--currencies ${chain}: ${unknown.length ? `unknown coin(s) ${unknown.join(', ')}` : 'no coin given'} (${chain} carries ${known.join(', ')})`);
-    }
-    out[chain] = list;
+    out[chain] = symbols.split('+');
   }
-  return out;
+  return checkCurrencies(out);
 }
 
 /** --events payment.completed,invoice.paid (webhook event types this point receives) */
@@ -67,14 +49,13 @@ export function merchantCommand(): Command {
     .option('--json', 'machine-readable output')
     .action(async (opts: { name: string; webhookUrl?: string; chains?: string[]; currencies?: Record<string, string[]>; events?: string[]; json?: boolean }) => {
       await withCommon(async (common) => {
-        if (opts.webhookUrl) await checkWebhookUrlAllowed(common.config, opts.webhookUrl);
-        const { merchant, apiSecret } = await createMerchant(common.db, common.box, {
+        const { merchant, apiSecret } = await createPoint(common, {
           name: opts.name,
           webhookUrl: opts.webhookUrl ?? null,
           acceptedChains: opts.chains ?? null,
           acceptedCurrencies: opts.currencies ?? null,
           webhookEvents: opts.events ?? null,
-        });
+        }, null);
         const view = merchantView(merchant);
         const out = { id: view.id, name: view.name, apiKey: view.apiKey, apiSecret, webhookUrl: view.webhookUrl, webhookEvents: view.webhookEvents, active: view.active, acceptedChains: view.acceptedChains };
         emit(opts.json, out, () => `${keyValues(out)}\n\nStore the apiSecret now: it is shown only this once.`);
@@ -122,7 +103,6 @@ export function merchantCommand(): Command {
       if (opts.webhookUrl && opts.webhook === false) throw new UsageError('give either --webhook-url or --no-webhook, not both');
       if (opts.events && opts.allEvents) throw new UsageError('give either --events or --all-events, not both');
       await withCommon(async (common) => {
-        if (opts.webhookUrl) await checkWebhookUrlAllowed(common.config, opts.webhookUrl);
         const changes: MerchantChanges = {};
         if (opts.name) changes.name = opts.name;
         if (opts.webhookUrl) changes.webhookUrl = opts.webhookUrl;
@@ -133,7 +113,7 @@ export function merchantCommand(): Command {
         if (opts.allCurrencies) changes.acceptedCurrencies = null;
         if (opts.events) changes.webhookEvents = opts.events;
         if (opts.allEvents) changes.webhookEvents = null;
-        const merchant = await updateMerchant(common.db, id, changes);
+        const merchant = await updatePoint(common, id, changes, null);
         const view = merchantView(merchant);
         emit(opts.json, view, () => keyValues({ ...view }));
       });
@@ -147,7 +127,7 @@ export function merchantCommand(): Command {
       .option('--json', 'machine-readable output')
       .action(async (id: string, opts: { json?: boolean }) => {
         await withCommon(async (common) => {
-          const merchant = await updateMerchant(common.db, id, { active });
+          const merchant = await updatePoint(common, id, { active }, null);
           const view = merchantView(merchant);
           emit(opts.json, view, () => `merchant point ${view.id} is now ${active ? 'active' : 'disabled'}`);
         });

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { rotateSecret } from '../../store/merchants.ts';
+import { rotatePointSecret } from '../../app/merchant-points.ts';
 import { withCommon } from '../context.ts';
 import { emit } from '../output.ts';
 
@@ -12,7 +12,7 @@ export function secretsCommand(): Command {
     .option('--json', 'machine-readable output')
     .action(async (merchantId: string, opts: { json?: boolean }) => {
       await withCommon(async (common) => {
-        const { merchant, apiSecret } = await rotateSecret(common.db, common.box, merchantId);
+        const { merchant, apiSecret } = await rotatePointSecret(common, merchantId, null);
         const out = { id: merchant.id, apiKey: merchant.apiKey, apiSecret };
         emit(opts.json, out, () => `new apiSecret for ${merchant.id}: ${apiSecret}\nThe previous secret no longer signs requests or webhooks.`);
       });
