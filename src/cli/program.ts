@@ -8,6 +8,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   migrate: async () => (await import('./commands/migrate.ts')).migrateCommand(),
   merchant: async () => (await import('./commands/merchant.ts')).merchantCommand(),
   invoice: async () => (await import('./commands/invoice.ts')).invoiceCommand(),
+  users: async () => (await import('./commands/users.ts')).usersCommand(),
+  audit: async () => (await import('./commands/audit.ts')).auditCommand(),
   secrets: async () => (await import('./commands/secrets.ts')).secretsCommand(),
   wallets: async () => (await import('./commands/wallets.ts')).walletsCommand(),
   webhooks: async () => (await import('./commands/webhooks.ts')).webhooksCommand(),

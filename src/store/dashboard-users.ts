@@ -116,7 +116,7 @@ export async function setSetupToken(db: Database, userId: string, tokenHash: str
  * Takes the set-up token (single use: only the statement that clears it wins) and sets the password.
  * False when the token was already used or has expired.
  */
-export async function completeSetup(db: Database, tokenHash: string, passwordHash: string, now: Date, audit: Omit<AuditInput, 'userId' | 'actor'>): Promise<string | null> {
+export async function completeSetup(db: Database, tokenHash: string, passwordHash: string, now: Date, audit: Omit<AuditInput, 'userId' | 'actor' | 'action'>): Promise<string | null> {
   return db.write(async (x) => {
     const row = await x.get<{ id: string; email: string }>('select id, email from dashboard_user where setup_token_hash = ? and setup_expires_at > ? and active = ?', [tokenHash, now, true]);
     if (!row) return null;
