@@ -3,6 +3,8 @@ import { ALL_POINTS, DashboardError, isAdmin } from '../domain/dashboard-roles.t
 import { listAudit, type AuditRecord } from '../store/audit-log.ts';
 import type { DashboardPrincipal } from './dashboard-session.ts';
 
+export type AuditRow = AuditRecord;
+
 /** The operator's view (`chaingate audit list`): every row, newest first. */
 export function auditForOperator(common: Common, limit: number): Promise<AuditRecord[]> {
   return listAudit(common.db, { limit });

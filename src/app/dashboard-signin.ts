@@ -5,7 +5,7 @@ import { DashboardError } from '../domain/dashboard-roles.ts';
 import { decoyHash, hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyPassword } from '../domain/password-hash.ts';
 import { newTotpSecret, otpauthUri, verifyTotp } from '../domain/totp.ts';
 import { recordAudit } from '../store/audit-log.ts';
-import { completeSetup, enrolTotp, setPassword, takeRecoveryCode, takeTotpStep, userByEmail, userById, userBySetupToken } from '../store/dashboard-users.ts';
+import { completeSetup, enrolTotp, setPassword, takeRecoveryCode, takeTotpStep, unusedRecoveryCodes, userByEmail, userById, userBySetupToken } from '../store/dashboard-users.ts';
 import { clearFailures, recordFailure, throttleOf } from '../store/signin-throttle.ts';
 import { startSession, type DashboardPrincipal } from './dashboard-session.ts';
 import { tokenHash, type Client } from './dashboard-tokens.ts';
@@ -161,4 +161,9 @@ export async function changePassword(common: Common, principal: DashboardPrincip
   // Every session of the user ends with the change; this browser gets a new one.
   await setPassword(common.db, user.id, await hashPassword(input.password), { userId: user.id, actor: user.email, action: 'password.change', ...client });
   return { token: (await startSession(common, user.id, 'full', client, null, null)).token };
+}
+
+/** What the account page shows of the user's own factors. */
+export async function accountInfo(common: Common, principal: DashboardPrincipal): Promise<{ hasTotp: boolean; passkeys: number; recoveryLeft: number }> {
+  return { hasTotp: principal.user.hasTotp, passkeys: principal.user.passkeys, recoveryLeft: await unusedRecoveryCodes(common.db, principal.user.id) };
 }

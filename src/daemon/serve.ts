@@ -7,6 +7,7 @@ import { createHttpApp } from '../http/app.ts';
 import { gatewayPlugin } from '../http/gateway/plugin.ts';
 import { checkoutPlugin } from '../http/checkout/plugin.ts';
 import { pagePathOf, pagePlugin } from '../http/page/plugin.ts';
+import { dashboardPlugin } from '../http/dashboard/plugin.ts';
 import { registerServiceWideLimits } from '../http/rate-limit.ts';
 import { openRateLimitCounters } from '../store/rate-limit-store.ts';
 import { createDeps, type DaemonDeps } from '../app/deps.ts';
@@ -24,6 +25,8 @@ import { purgeOldWebhooks } from '../webhooks/retention.ts';
 
 export interface Daemon {
   app: FastifyInstance;
+  /** http://host:port of the dashboard's own listener, when it has one. */
+  dashboardUrl: string | null;
   deps: DaemonDeps;
   /** http://host:port actually bound (port 0 picks a free one). */
   url: string;
@@ -67,6 +70,25 @@ export async function buildDaemonApp(deps: DaemonDeps, metrics?: DaemonMetrics):
   await app.register(async (scope) => checkoutPlugin(scope, deps), { prefix: '/checkout/api/v1' });
   const pagePath = pagePathOf(config);
   await app.register(async (scope) => pagePlugin(scope, deps, pagePath), { prefix: pagePath });
+  if (config.dashboard.enabled && !dashboardListenerOwn(config)) await registerDashboard(app, deps);
+  return app;
+}
+
+/** Whether the dashboard has a listener of its own (dashboard.host and dashboard.port set). */
+function dashboardListenerOwn(config: Common['config']): boolean {
+  return config.dashboard.host !== null || config.dashboard.port !== null;
+}
+
+async function registerDashboard(app: FastifyInstance, deps: DaemonDeps): Promise<void> {
+  const { publicUrl } = deps.common.config.dashboard;
+  await app.register(async (scope) => dashboardPlugin(scope, deps, { publicOrigin: publicUrl ? new URL(publicUrl).origin : null }), { prefix: '/dashboard' });
+}
+
+/** The dashboard on its own listener (an internal interface): the same plugin, no gateway beside it. */
+async function buildDashboardApp(deps: DaemonDeps): Promise<FastifyInstance> {
+  const { config, log } = deps.common;
+  const app = createHttpApp({ log, bodyLimit: config.server.bodyLimit, trustProxy: config.server.trustProxy });
+  await registerDashboard(app, deps);
   return app;
 }
 
@@ -144,6 +166,19 @@ async function listenPublic(app: FastifyInstance, config: Common['config']): Pro
   return `http://${host.includes(':') ? `[${host}]` : host}:${bound}`;
 }
 
+async function listenDashboard(app: FastifyInstance, config: Common['config']): Promise<string> {
+  const host = config.dashboard.host ?? config.server.host;
+  const port = config.dashboard.port ?? 0;
+  try {
+    await app.listen({ host, port });
+  } catch (err) {
+    throw new UsageError(`dashboard listener ${host}:${port}: ${(err as Error).message} (dashboard.host, dashboard.port; dashboard.enabled: false turns it off)`);
+  }
+  const addr = app.server.address();
+  const bound = typeof addr === 'object' && addr ? addr.port : port;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${bound}`;
+}
+
 /** The start-up warnings about configuration that works but will not take real payments as expected. */
 async function warnAtStart(deps: DaemonDeps): Promise<void> {
   const { config, log, db } = deps.common;
@@ -195,6 +230,9 @@ export async function startDaemon(common: Common, options: { schedule?: boolean;
     const metricsServer = metrics ? await listenMetrics(config, metrics, ready) : null;
     if (metricsServer) opened.push(() => metricsServer.close());
     const url = await listenPublic(app, config);
+    const dashboard = config.dashboard.enabled && dashboardListenerOwn(config) ? await buildDashboardApp(deps) : null;
+    if (dashboard) opened.push(() => dashboard.close());
+    const dashboardUrl = dashboard ? await listenDashboard(dashboard, config) : null;
     await warnAtStart(deps);
     const jobs = options.schedule !== false ? scheduleJobs(common) : [];
     opened.push(...jobs.map((j) => () => j.stop()));
@@ -203,18 +241,19 @@ export async function startDaemon(common: Common, options: { schedule?: boolean;
       ? createWebhookSender({ common, ...(metrics ? { onDelivered: (ms: number) => metrics.observeWebhookDelivered(ms / 1000) } : {}) })
       : null;
     webhooks?.start();
-    log.info({ url, metrics: metricsServer ? `${metricsServer.url}/metrics` : null, database: db.url }, 'chaingate is serving');
+    log.info({ url, dashboard: dashboardUrl ? `${dashboardUrl}/dashboard/` : config.dashboard.enabled ? `${url}/dashboard/` : null, metrics: metricsServer ? `${metricsServer.url}/metrics` : null, database: db.url }, 'chaingate is serving');
 
     let stopping: Promise<void> | null = null;
     return {
       app,
       deps,
       url,
+      dashboardUrl,
       webhooks,
       metricsUrl: metricsServer?.url ?? null,
       stop() {
         draining = true;
-        stopping ??= shutdown({ common, app, jobs, webhooks, metricsServer });
+        stopping ??= Promise.resolve(dashboard?.close()).then(() => shutdown({ common, app, jobs, webhooks, metricsServer }));
         return stopping;
       },
     };

@@ -1,6 +1,5 @@
 import { newId } from '../domain/ids.ts';
 import { ALL_POINTS, isRole, type Grant, type Role } from '../domain/dashboard-roles.ts';
-import type { SecretBox } from '../domain/secret-box.ts';
 import { UsageError } from '../domain/errors.ts';
 import { insertAudit, type AuditInput } from './audit-log.ts';
 import type { Reader, SqlValue } from './executor.ts';
@@ -253,7 +252,7 @@ export async function addPasskey(db: Database, input: Omit<PasskeyRecord, 'id' |
 }
 
 /** Records a use; false when the counter went backwards (a cloned authenticator). */
-export async function usePasskey(db: Database, id: string, counter: number): Promise<boolean> {
+export async function recordPasskeyUse(db: Database, id: string, counter: number): Promise<boolean> {
   return db.write(async (x) => (await x.run('update webauthn_credential set counter = ?, last_used_at = ? where id = ? and (counter < ? or (counter = 0 and ? = 0))', [counter, new Date(), id, counter, counter])) === 1);
 }
 

@@ -1,0 +1,113 @@
+// The dashboard's progressive script (served from this origin; the CSP allows no inline script):
+// copy buttons, and passkey enrolment and sign-in through navigator.credentials. Without it every
+// page still works except passkeys.
+
+
+function b64urlToBytes(s) {
+  const pad = s.length % 4 === 0 ? '' : '='.repeat(4 - (s.length % 4));
+  const bin = atob(s.replace(/-/g, '+').replace(/_/g, '/') + pad);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+function bytesToB64url(buf) {
+  const bytes = new Uint8Array(buf);
+  let bin = '';
+  for (const b of bytes) bin += String.fromCharCode(b);
+  return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+function csrf() {
+  const meta = document.querySelector('meta[name="csrf-token"]');
+  return meta ? meta.getAttribute('content') : '';
+}
+
+async function post(url, body) {
+  const res = await fetch(url, { method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf() }, body: JSON.stringify(body) });
+  const data = await res.json().catch(() => ({}));
+  if (!res.ok) throw new Error(data.error?.message || `HTTP ${res.status}`);
+  return data;
+}
+
+function say(el, text, ok) {
+  if (!el) return;
+  el.textContent = text;
+  el.className = ok ? 'ok' : 'error';
+}
+
+async function enrolPasskey(button) {
+  const status = document.getElementById(button.dataset.status);
+  try {
+    const options = await post('/dashboard/api/passkeys/options', {});
+    const publicKey = {
+      ...options,
+      challenge: b64urlToBytes(options.challenge),
+      user: { ...options.user, id: b64urlToBytes(options.user.id) },
+      excludeCredentials: (options.excludeCredentials || []).map((c) => ({ ...c, id: b64urlToBytes(c.id) })),
+    };
+    const cred = await navigator.credentials.create({ publicKey });
+    const response = {
+      id: cred.id,
+      rawId: bytesToB64url(cred.rawId),
+      type: cred.type,
+      clientExtensionResults: cred.getClientExtensionResults(),
+      authenticatorAttachment: cred.authenticatorAttachment || undefined,
+      response: {
+        clientDataJSON: bytesToB64url(cred.response.clientDataJSON),
+        attestationObject: bytesToB64url(cred.response.attestationObject),
+        transports: cred.response.getTransports ? cred.response.getTransports() : [],
+      },
+    };
+    const name = document.getElementById('passkey-name');
+    const done = await post('/dashboard/api/passkeys', { name: name ? name.value : 'passkey', response });
+    say(status, 'Passkey added.', true);
+    if (done.redirect) window.location.assign(done.redirect);
+  } catch (err) {
+    say(status, `The passkey was not added: ${err.message}`, false);
+  }
+}
+
+async function passkeySignIn(button) {
+  const status = document.getElementById(button.dataset.status);
+  try {
+    const options = await post('/dashboard/api/passkey-sign-in/options', {});
+    const publicKey = { ...options, challenge: b64urlToBytes(options.challenge), allowCredentials: (options.allowCredentials || []).map((c) => ({ ...c, id: b64urlToBytes(c.id) })) };
+    const cred = await navigator.credentials.get({ publicKey });
+    const response = {
+      id: cred.id,
+      rawId: bytesToB64url(cred.rawId),
+      type: cred.type,
+      clientExtensionResults: cred.getClientExtensionResults(),
+      authenticatorAttachment: cred.authenticatorAttachment || undefined,
+      response: {
+        clientDataJSON: bytesToB64url(cred.response.clientDataJSON),
+        authenticatorData: bytesToB64url(cred.response.authenticatorData),
+        signature: bytesToB64url(cred.response.signature),
+        userHandle: cred.response.userHandle ? bytesToB64url(cred.response.userHandle) : undefined,
+      },
+    };
+    const done = await post('/dashboard/api/passkey-sign-in', { response });
+    window.location.assign(done.redirect);
+  } catch (err) {
+    say(status, `Passkey sign-in failed: ${err.message}`, false);
+  }
+}
+
+document.addEventListener('click', (event) => {
+  const target = event.target instanceof Element ? event.target.closest('button[data-action]') : null;
+  if (!target) return;
+  const action = target.dataset.action;
+  if (action === 'copy') {
+    const from = document.getElementById(target.dataset.copy);
+    if (from && navigator.clipboard) navigator.clipboard.writeText(from.textContent || '').then(() => say(document.getElementById(target.dataset.status), 'Copied.', true), () => {});
+  } else if (action === 'passkey-enrol') {
+    event.preventDefault();
+    void enrolPasskey(target);
+  } else if (action === 'passkey-sign-in') {
+    event.preventDefault();
+    void passkeySignIn(target);
+  }
+});
+
+for (const el of document.querySelectorAll('[data-needs-js]')) el.hidden = !window.PublicKeyCredential;
