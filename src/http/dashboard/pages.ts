@@ -25,7 +25,7 @@ export function page(l: Layout, body: Html): Html {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <meta name="robots" content="noindex, nofollow">
 <meta name="csrf-token" content="${l.csrf}">
 <title>${l.title} · chaingate dashboard</title>
@@ -127,7 +127,7 @@ ${c.coins.map((coin) => html`<label class="inline"><input type="checkbox" name="
 export function pointsPage(l: Layout, points: DashboardPoint[], offered: { slug: string; name: string; coins: string[] }[]): Html {
   const admin = l.principal ? isAdmin(l.principal.user.grants) : false;
   return page(l, html`<section class="card"><h2>Your merchant points</h2>
-${points.length === 0 ? html`<p>No point yet.</p>` : html`<div class="scroll"><table><thead><tr><th scope="col">Name</th><th scope="col">Your role</th><th scope="col">Status</th><th scope="col">Webhook URL</th></tr></thead><tbody>
+${points.length === 0 ? html`<p>No point yet.</p>` : html`<div class="scroll" tabindex="0" role="region" aria-label="Merchant points"><table><thead><tr><th scope="col">Name</th><th scope="col">Your role</th><th scope="col">Status</th><th scope="col">Webhook URL</th></tr></thead><tbody>
 ${points.map((p) => html`<tr><td><a class="bidi" href="/dashboard/points/${p.id}">${p.name}</a></td><td>${p.role}</td><td>${p.active ? 'active' : 'disabled'}</td><td class="bidi">${p.webhookUrl ?? '—'}</td></tr>`)}
 </tbody></table></div>`}
 </section>
@@ -181,7 +181,7 @@ ${settings ? form(`/dashboard/api/points/${point.id}/active`, l.csrf, html`<h2>$
 export function usersPage(l: Layout, users: UserView[], points: DashboardPoint[], invited: { email: string; link: string } | null): Html {
   return page(l, html`${invited ? html`<section class="card" role="status"><p class="ok">${invited.email} was invited. Send them this set-up link (single use, 24 h); it is shown only now:</p>
 <code class="secret" id="setup-link">${invited.link}</code><button type="button" class="secondary" data-action="copy" data-copy="setup-link" data-status="copy-status">Copy link</button><p id="copy-status" role="status"></p></section>` : ''}
-<section class="card"><h2>Users</h2><div class="scroll"><table><thead><tr><th scope="col">Email</th><th scope="col">Roles</th><th scope="col">Second factor</th><th scope="col">Status</th><th scope="col"><span class="hint">Action</span></th></tr></thead><tbody>
+<section class="card"><h2>Users</h2><div class="scroll" tabindex="0" role="region" aria-label="Users"><table><thead><tr><th scope="col">Email</th><th scope="col">Roles</th><th scope="col">Second factor</th><th scope="col">Status</th><th scope="col"><span class="hint">Action</span></th></tr></thead><tbody>
 ${users.map((u) => html`<tr><td class="bidi">${u.email}</td><td>${u.grants.map((g) => `${g.role} on ${g.pointId === '*' ? 'every point' : (points.find((p) => p.id === g.pointId)?.name ?? g.pointId)}`).join(', ')}</td>
 <td>${[u.totp ? 'TOTP' : '', u.passkeys ? `${u.passkeys} passkey(s)` : ''].filter(Boolean).join(', ') || (u.setupPending ? 'set-up pending' : 'none')}</td><td>${u.active ? 'active' : 'disabled'}</td>
 <td>${l.principal?.user.id === u.id ? '' : form(`/dashboard/api/users/${u.id}/active`, l.csrf, html`<input type="hidden" name="active" value="${u.active ? 'false' : 'true'}"><button class="secondary" type="submit">${u.active ? 'Disable' : 'Enable'}</button>`, 'inline')}</td></tr>`)}
@@ -194,7 +194,7 @@ ${form('/dashboard/api/users', l.csrf, html`<h2>Invite a user</h2>
 }
 
 export function auditPage(l: Layout, rows: AuditRow[]): Html {
-  return page(l, html`<section class="card"><div class="scroll"><table><thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Point</th><th scope="col">From</th></tr></thead><tbody>
+  return page(l, html`<section class="card"><div class="scroll" tabindex="0" role="region" aria-label="Audit log"><table><thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Point</th><th scope="col">From</th></tr></thead><tbody>
 ${rows.map((r) => html`<tr><td>${r.at}</td><td class="bidi">${r.actor}</td><td>${r.action}</td><td>${r.pointId ?? '—'}</td><td>${r.ip ?? '—'} <span class="hint bidi">${r.userAgent ?? ''}</span></td></tr>`)}
 </tbody></table></div></section>`);
 }

@@ -150,7 +150,8 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DaemonDeps, op
     reply.header('Content-Security-Policy', DASHBOARD_CSP);
     reply.header('X-Frame-Options', 'DENY');
     reply.header('X-Content-Type-Options', 'nosniff');
-    reply.header('Referrer-Policy', 'no-referrer');
+    // same-origin, not no-referrer: under no-referrer browsers send `Origin: null` on form posts.
+    reply.header('Referrer-Policy', 'same-origin');
     reply.header('Cross-Origin-Opener-Policy', 'same-origin');
     reply.header('Cross-Origin-Resource-Policy', 'same-origin');
     reply.header('Permissions-Policy', 'camera=(), microphone=(), geolocation=(), payment=(), usb=()');
@@ -163,7 +164,7 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DaemonDeps, op
     if (!STATE_CHANGING.has(req.method)) return done();
     const origin = req.headers.origin;
     const site = req.headers['sec-fetch-site'];
-    const ok = origin !== undefined ? origin === expectedOrigin(req) : site === 'same-origin';
+    const ok = origin !== undefined && origin !== 'null' ? origin === expectedOrigin(req) : site === 'same-origin';
     if (!ok) return done(new DashboardError('CSRF_FAILED', 403, 'Cross-site request refused (Origin does not match the dashboard)'));
     done();
   });
