@@ -3,6 +3,7 @@ import type { Common } from '../common.ts';
 import { sweepExpired } from '../store/expiry.ts';
 import { neverSleepOnLocks } from '../store/orm.ts';
 import { purgeExpiredKeys } from '../store/idempotency.ts';
+import { purgeDashboardState } from '../store/dashboard-sessions.ts';
 import { createHttpApp } from '../http/app.ts';
 import { gatewayPlugin } from '../http/gateway/plugin.ts';
 import { checkoutPlugin } from '../http/checkout/plugin.ts';
@@ -206,6 +207,7 @@ function scheduleJobs(common: Common): Job[] {
     scheduleJob('expiry-sweep', config.expiry.sweepCron, log, () => sweepExpired(db)),
     scheduleJob('idempotency-purge', config.idempotency.purgeCron, log, () => purgeExpiredKeys(db)),
     scheduleJob('webhook-retention', config.webhooks.retentionCron, log, () => purgeOldWebhooks(db, config.webhooks.retentionDays)),
+    scheduleJob('dashboard-purge', config.idempotency.purgeCron, log, () => purgeDashboardState(db, new Date(), config.dashboard.idleTimeoutMinutes * 60_000)),
   ];
 }
 

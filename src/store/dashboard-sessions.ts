@@ -95,7 +95,15 @@ export async function endSession(db: Database, id: string, audit: AuditInput | n
   });
 }
 
-/** Drops sessions past their absolute end or idle too long (run by serve's schedule or lazily). */
-export async function purgeSessions(db: Database, now: Date, idleMs: number): Promise<number> {
-  return db.write((x) => x.run('delete from dashboard_session where expires_at <= ? or last_seen_at <= ?', [now, new Date(now.getTime() - idleMs)]));
+/**
+ * Serve's scheduled clean-up: sessions past their absolute end or idle too long, passkey challenges
+ * past their time, and sign-in failure counts a day after their delay ended.
+ */
+export async function purgeDashboardState(db: Database, now: Date, idleMs: number): Promise<number> {
+  return db.write(async (x) => {
+    let n = await x.run('delete from dashboard_session where expires_at <= ? or last_seen_at <= ?', [now, new Date(now.getTime() - idleMs)]);
+    n += await x.run('delete from webauthn_challenge where expires_at <= ?', [now]);
+    n += await x.run('delete from signin_throttle where blocked_until <= ?', [new Date(now.getTime() - 86_400_000)]);
+    return n;
+  });
 }

@@ -99,6 +99,22 @@ for (const dialect of DIALECTS) {
       void totpSecret;
     });
 
+    test('failures against one account from many IPs still delay that account', async (t) => {
+      const d = await startTestDaemon(t, dialect, { server: { trustProxy: true } });
+      await signedInUser(d.common, d.url, { email: 'owner@shop.example', role: 'owner' });
+      const anon = dashboardClient(d.url);
+      await anon.get('/dashboard/sign-in');
+      for (let i = 1; i <= 4; i++) {
+        const r = await anon.post('/dashboard/api/sign-in', { email: 'owner@shop.example', password: 'wrong password!!' }, { 'X-Forwarded-For': `203.0.113.${i}` });
+        assert.equal(r.status, 401);
+      }
+      const fifth = await anon.post('/dashboard/api/sign-in', { email: 'owner@shop.example', password: PASSWORD }, { 'X-Forwarded-For': '203.0.113.99' });
+      assert.equal(fifth.status, 429, 'the account waits, whatever the IP');
+      // Another account from a fresh IP is not held up.
+      const other = await anon.post('/dashboard/api/sign-in', { email: 'someone@shop.example', password: 'wrong password!!' }, { 'X-Forwarded-For': '203.0.113.100' });
+      assert.equal(other.status, 401);
+    });
+
     test('password, then TOTP or a recovery code; sign-out, a password change and disabling the user end sessions', async (t) => {
       const d = await startTestDaemon(t, dialect);
       const first = await signedInUser(d.common, d.url, { email: 'owner@shop.example', role: 'owner' });

@@ -105,6 +105,12 @@ describe('the dashboard in Chromium', { skip: skipWithoutChromium() }, () => {
       await axeBothWidths(browser, 'account', checked);
       await submit(page, 'Sign out');
       await Promise.all([page.waitForURL(/\/dashboard\/points$/), page.getByRole('button', { name: 'Sign in with a passkey' }).click()]);
+      // The passkey as the second factor after the password, too.
+      await submit(page, 'Sign out');
+      await page.fill('#email', 'owner@shop.example');
+      await page.fill('#password', PASSWORD);
+      await submit(page, 'Sign in');
+      await Promise.all([page.waitForURL(/\/dashboard\/points$/), page.getByRole('button', { name: 'Use a passkey' }).click()]);
 
       // A point with a webhook URL; its secret shown once.
       await axeBothWidths(browser, 'points', checked);

@@ -276,23 +276,27 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DaemonDeps, op
   });
 
   routes.add('POST', '/api/passkey-sign-in/options', async (req, reply) => {
-    preCsrf(req);
+    await passkeyCsrf(req);
     return reply.send(await passkeySignInOptions(common, rp(req)));
   });
 
   routes.add('POST', '/api/passkey-sign-in', async (req, reply) => {
-    preCsrfOrSession(req);
-    const existing = await sessionOf(common, sessionToken(req));
+    const existing = await passkeyCsrf(req);
     const { token } = await signInWithPasskey(common, rp(req), bodyOf(req).response, client(req), existing?.session.id ?? null);
     startBrowserSession(req, reply, token);
     return reply.send({ redirect: '/dashboard/points' });
   });
 
-  /** The passkey buttons run on the sign-in page (pre-session token) and on the second-factor page (session token). */
-  function preCsrfOrSession(req: FastifyRequest): void {
+  /**
+   * The passkey buttons run on the sign-in page (the pre-session token) and on the second-factor
+   * page (the session's token); the session a browser already holds is replaced by the new one.
+   */
+  async function passkeyCsrf(req: FastifyRequest): Promise<DashboardPrincipal | null> {
+    const existing = await sessionOf(common, sessionToken(req));
     const header = req.headers['x-csrf-token'];
+    const given = typeof header === 'string' ? header : '';
     const pre = cookies(req).get(cookieName(req, PRE));
-    if (typeof header === 'string' && pre && sameToken(header, pre)) return;
+    if ((pre && sameToken(given, pre)) || (existing && sameToken(given, existing.session.csrfToken))) return existing;
     throw new DashboardError('CSRF_FAILED', 403, 'The page is stale; reload it');
   }
 
