@@ -77,6 +77,12 @@ test('routes authenticate through one use case; only an authentication scheme re
   assert.deepEqual(crossings('http', /^app\/(signed-request-scheme|auth-scheme)\.ts$/), []);
 });
 
+test('dashboard routes reach the data only through use cases: no store, webhooks, config or other surface', () => {
+  // Their one credential is the session (src/app/dashboard-session.ts); they never read the gateway's keys.
+  assert.deepEqual(crossings('http/dashboard', /^(store|webhooks|config|indexer|sweep|report|sdk|families|http\/(gateway|checkout|page))\//), []);
+  assert.ok(sources(join(SRC, 'http/dashboard')).some((f) => imports(f).some((t) => relative(SRC, t).startsWith('app/dashboard-'))), 'they call the dashboard use cases');
+});
+
 test('the entities stay inside src/store: no other file imports them, types included', () => {
   const offending = sources(SRC)
     .filter((f) => !relative(SRC, f).startsWith('store/') && !f.endsWith('.test.ts'))
