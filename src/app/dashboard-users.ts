@@ -59,7 +59,8 @@ export function dashboardBaseUrl(config: Common['config']): string {
 }
 
 function setupLink(config: Common['config'], token: string): string {
-  return `${dashboardBaseUrl(config)}/dashboard/setup/${token}`;
+  // In the query, not the path: the per-request log line leaves the query out.
+  return `${dashboardBaseUrl(config)}/dashboard/setup?token=${token}`;
 }
 
 async function checkPoints(common: Common, pointIds: readonly string[]): Promise<void> {

@@ -68,7 +68,7 @@ describe('the dashboard in Chromium', { skip: skipWithoutChromium() }, () => {
 
     await inBrowser(browser, 'dashboard-owner', async () => {
       // The operator's link → password → TOTP with recovery codes.
-      await page.goto(`${base}/dashboard/setup/${setupTokenOf(setupLink)}`);
+      await page.goto(`${base}/dashboard/setup?token=${setupTokenOf(setupLink)}`);
       await axeBothWidths(browser, 'set-up', checked);
       await page.fill('#password', PASSWORD);
       await page.fill('#confirm', PASSWORD);
@@ -159,7 +159,7 @@ describe('the dashboard in Chromium', { skip: skipWithoutChromium() }, () => {
       const viewer = await openBrowser(t, { allowedOrigins: [base] });
       await inBrowser(viewer, 'dashboard-viewer', async () => {
         const v = viewer.page;
-        await v.goto(`${base}/dashboard/setup/${setupTokenOf(viewerLink)}`);
+        await v.goto(`${base}/dashboard/setup?token=${setupTokenOf(viewerLink)}`);
         await v.fill('#password', PASSWORD);
         await v.fill('#confirm', PASSWORD);
         await submit(v, 'Set password');
@@ -208,7 +208,7 @@ describe('the dashboard in Chromium', { skip: skipWithoutChromium() }, () => {
     });
     await page.addInitScript({ content: "document.addEventListener('securitypolicyviolation', (e) => console.error('CSP violation: ' + e.violatedDirective));" });
     await inBrowser(browser, 'dashboard-escaping', async () => {
-      await page.goto(`${base}/dashboard/setup/${setupTokenOf(setupLink)}`);
+      await page.goto(`${base}/dashboard/setup?token=${setupTokenOf(setupLink)}`);
       await page.fill('#password', PASSWORD);
       await page.fill('#confirm', PASSWORD);
       await submit(page, 'Set password');

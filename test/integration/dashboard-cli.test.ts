@@ -16,7 +16,7 @@ import { totpAt } from '../../src/domain/totp.ts';
 async function firstSignIn(base: string, link: string) {
   const c = dashboardClient(base);
   const token = setupTokenOf(link);
-  await c.get(`/dashboard/setup/${token}`);
+  await c.get(`/dashboard/setup?token=${token}`);
   assert.equal((await c.post('/dashboard/api/setup', { token, password: PASSWORD, confirm: PASSWORD })).status, 303);
   const enrol = await c.get('/dashboard/enrol');
   const secret = /id="totp-secret">([A-Z2-7]+)</.exec(enrol.text)![1]!;
@@ -34,7 +34,7 @@ describe('chaingate users and audit', () => {
     const out = JSON.parse(made.stdout) as { user: { id: string; email: string; grants: unknown[] }; setupLink: string; expiresAt: string };
     assert.equal(out.user.email, 'owner@shop.example');
     assert.deepEqual(out.user.grants, [{ pointId: '*', role: 'owner' }]);
-    assert.match(out.setupLink, /\/dashboard\/setup\/[A-Za-z0-9_-]{43}$/);
+    assert.match(out.setupLink, /\/dashboard\/setup\?token=[A-Za-z0-9_-]{43}$/);
     const hours = (Date.parse(out.expiresAt) - Date.now()) / 3_600_000;
     assert.ok(hours > 23.9 && hours <= 24, 'expires in 24 h');
 
@@ -75,7 +75,7 @@ describe('chaingate users and audit', () => {
     const { setupLink } = await createDashboardUser(d.common, { email: 'o@shop.example', role: 'owner', pointIds: [] }, { userId: null, actor: 'cli', ip: null, userAgent: null });
     await firstSignIn(d.url, setupLink);
     const again = dashboardClient(d.url);
-    const page = await again.get(`/dashboard/setup/${setupTokenOf(setupLink)}`);
+    const page = await again.get(`/dashboard/setup?token=${setupTokenOf(setupLink)}`);
     assert.match(page.text, /used already or has expired/);
     const post = await again.post('/dashboard/api/setup', { token: setupTokenOf(setupLink), password: PASSWORD, confirm: PASSWORD });
     assert.equal(post.status, 400);
@@ -83,7 +83,7 @@ describe('chaingate users and audit', () => {
     const second = await createDashboardUser(d.common, { email: 'p@shop.example', role: 'viewer', pointIds: [] }, { userId: null, actor: 'cli', ip: null, userAgent: null });
     await d.common.db.write((x) => x.run('update dashboard_user set setup_expires_at = ? where email = ?', [new Date(Date.now() - 1000), 'p@shop.example']));
     const late = dashboardClient(d.url);
-    assert.match((await late.get(`/dashboard/setup/${setupTokenOf(second.setupLink)}`)).text, /used already or has expired/);
+    assert.match((await late.get(`/dashboard/setup?token=${setupTokenOf(second.setupLink)}`)).text, /used already or has expired/);
     assert.equal((await late.post('/dashboard/api/setup', { token: setupTokenOf(second.setupLink), password: PASSWORD, confirm: PASSWORD })).status, 400);
   });
 

@@ -309,8 +309,8 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DaemonDeps, op
 
   // First sign-in: the set-up link, then a second factor
 
-  routes.add('GET', '/setup/:token', async (req, reply) => {
-    const { token } = req.params as { token: string };
+  routes.add('GET', '/setup', async (req, reply) => {
+    const token = String((req.query as { token?: unknown }).token ?? '');
     return sendPage(reply, 200, pages.setupPage(layout('Set up your account', null, preToken(req, reply)), token, await setupLinkValid(common, token), null));
   });
 
