@@ -4,7 +4,7 @@ import type { ChainSlug } from '../chains/slugs.ts';
 import { can, DashboardError, isAdmin, roleOn, type Permission, type Role } from '../domain/dashboard-roles.ts';
 import { GatewayError, UsageError } from '../domain/errors.ts';
 import { recordAudit } from '../store/audit-log.ts';
-import { listMerchants, merchantView, type MerchantChanges, type MerchantRecord, type MerchantView } from '../store/merchants.ts';
+import { getMerchantOrThrow, listMerchants, merchantView, type MerchantChanges, type MerchantRecord, type MerchantView } from '../store/merchants.ts';
 import { createPing } from '../webhooks/deliveries.ts';
 import { createWebhookSender } from '../webhooks/sender.ts';
 import type { DashboardPrincipal } from './dashboard-session.ts';
@@ -26,8 +26,10 @@ function notFound(): GatewayError {
 async function grantedPoint(common: Common, principal: DashboardPrincipal, pointId: string, permission: Permission): Promise<{ merchant: MerchantRecord; role: Role }> {
   const role = roleOn(principal.user.grants, pointId);
   if (!role) throw notFound();
-  const merchant = (await listMerchants(common.db)).find((m) => m.id === pointId);
-  if (!merchant) throw notFound();
+  const merchant = await getMerchantOrThrow(common.db, pointId).catch((err: unknown) => {
+    if (err instanceof UsageError) throw notFound();
+    throw err;
+  });
   if (!can(role, permission)) throw new DashboardError('FORBIDDEN', 403, `A ${role} may not do this`);
   return { merchant, role };
 }

@@ -59,24 +59,24 @@ interface AuditRow {
   created_at: unknown;
 }
 
-/** Newest first; `pointIds` limits to rows of those points (and rows of no point when `withoutPoint`). */
+/** Newest first; `pointIds` keeps only the rows of those points. */
 export async function listAudit(db: Database, options: { limit: number; pointIds?: readonly string[] | null }): Promise<AuditRecord[]> {
-  const rows = await poolReader(db).all<AuditRow>('select id, user_id, actor, action, point_id, ip, user_agent, details, created_at from audit_entry order by created_at desc, id desc limit ?', [
-    options.pointIds ? options.limit * 4 : options.limit,
+  const ids = options.pointIds ?? null;
+  if (ids && ids.length === 0) return [];
+  const where = ids ? `where point_id in (${ids.map(() => '?').join(', ')}) ` : '';
+  const rows = await poolReader(db).all<AuditRow>(`select id, user_id, actor, action, point_id, ip, user_agent, details, created_at from audit_entry ${where}order by created_at desc, id desc limit ?`, [
+    ...(ids ?? []),
+    options.limit,
   ]);
-  const allowed = options.pointIds ? new Set(options.pointIds) : null;
-  return rows
-    .filter((r) => !allowed || (r.point_id !== null && allowed.has(r.point_id)))
-    .slice(0, options.limit)
-    .map((r) => ({
-      id: r.id,
-      at: dateOf(r.created_at).toISOString(),
-      userId: r.user_id,
-      actor: r.actor,
-      action: r.action,
-      pointId: r.point_id,
-      ip: r.ip,
-      userAgent: r.user_agent,
-      details: jsonOf<Record<string, unknown>>(r.details),
-    }));
+  return rows.map((r) => ({
+    id: r.id,
+    at: dateOf(r.created_at).toISOString(),
+    userId: r.user_id,
+    actor: r.actor,
+    action: r.action,
+    pointId: r.point_id,
+    ip: r.ip,
+    userAgent: r.user_agent,
+    details: jsonOf<Record<string, unknown>>(r.details),
+  }));
 }

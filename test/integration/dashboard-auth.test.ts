@@ -193,6 +193,16 @@ for (const dialect of DIALECTS) {
       assert.equal((await manager.client.post(`/dashboard/api/points/${b.id}`, { name: 'Shop B2', webhookUrl: '', accepted: ['ethereum', 'ethereum:ETH'] })).status, 303);
       assert.equal((await manager.client.post(`/dashboard/api/points/${b.id}/rotate`, { confirm: 'Shop B2' })).status, 403);
       assert.equal((await manager.client.get(`/dashboard/points/${a.id}`)).status, 404);
+      assert.equal((await manager.client.get('/dashboard/audit')).status, 403, 'only owners read the audit log');
+      // An owner of A alone: may rotate A's secret, reads the audit rows of A and not those of B.
+      const ownerA = await signedInUser(d.common, d.url, { email: 'owner-a@shop.example', role: 'owner', pointIds: [a.id] });
+      await ownerA.client.get(`/dashboard/points/${a.id}`);
+      assert.equal((await ownerA.client.post(`/dashboard/api/points/${a.id}/rotate`, { confirm: 'Shop A' })).status, 200);
+      const audit = await ownerA.client.get('/dashboard/audit');
+      assert.equal(audit.status, 200);
+      assert.ok(audit.text.includes('point.rotate-secret') && audit.text.includes(a.id));
+      assert.ok(!audit.text.includes(b.id), "B's rows stay hidden");
+      assert.equal((await ownerA.client.post('/dashboard/api/points', { name: 'New' })).status, 403, 'creating points takes an owner of every point');
     });
   });
 }
