@@ -224,3 +224,36 @@ describe('dashboard sessions across two serve processes on one PostgreSQL', { sk
     assert.equal((await there.get('/dashboard/points')).status, 303, 'revoked on the other process at once');
   });
 });
+
+describe('dashboard endpoints and bad input', () => {
+  test('every dashboard POST answers garbage with a coded 4xx, never a 500', async (t) => {
+    const d = await startTestDaemon(t, 'sqlite');
+    const { client } = await signedInUser(d.common, d.url, { email: 'owner@shop.example', role: 'owner' });
+    await client.get('/dashboard/points');
+    const id = d.merchant.id;
+    const routes = d.daemon.app.registeredRoutes// Sign-out would end the session the rest need; it has its own tests.
+      .filter((r) => r.method === 'POST' && r.url.startsWith('/dashboard/api/') && !r.url.endsWith('/sign-out'))
+      .map((r) => r.url.replace(':id', id));
+    assert.ok(routes.length >= 13, routes.join(' '));
+    const bodies: [string, string][] = [
+      ['application/json', '{"response": {"id": 5, "response": {"clientDataJSON": "!!"}}, "name": ["x"], "accepted": {"a": 1}}'],
+      ['application/json', 'not json'],
+      ['application/json', '[]'],
+      ['application/x-www-form-urlencoded', `_csrf=${client.csrf}&name=${'x'.repeat(300)}&webhookUrl=ftp://x&accepted=nochain&accepted=ethereum:DOGE&active=maybe&code=%00&sealed=v1.x.y&email=%3C&role=root&points=nope&confirm=`],
+      ['application/x-www-form-urlencoded', `_csrf=${client.csrf}&accepted=ethereum`],
+      ['text/plain', 'hello'],
+    ];
+    for (const url of routes) {
+      for (const [type, body] of bodies) {
+        const res = await fetch(d.url + url, { method: 'POST', redirect: 'manual', headers: { 'Content-Type': type, Origin: d.url, Cookie: client.cookieHeader(), 'X-CSRF-Token': client.csrf, Accept: 'application/json' }, body });
+        const text = await res.text();
+        assert.ok(res.status < 500 && (res.status >= 300 || url.endsWith('/options')), `${url} ${type} ${body.slice(0, 30)}: ${res.status} ${text.slice(0, 200)}`);
+        if (res.status >= 400) assert.match(text, /"code":"[A-Z_]+"/, `${url}: a coded answer`);
+      }
+    }
+    // Nothing of the point was changed by any of it.
+    const point = await d.common.db.write((x) => x.get<{ name: string; active: unknown }>('select name, active from merchant_point where id = ?', [id]));
+    assert.equal(point?.name, 'Acme Corp');
+    assert.ok(point?.active === true || point?.active === 1);
+  });
+});

@@ -115,6 +115,12 @@ function fields(body: Body, name: string): string[] {
   return (Array.isArray(v) ? v : typeof v === 'string' ? [v] : []).filter((x): x is string => typeof x === 'string');
 }
 
+function flag(body: Body, name: string): boolean {
+  const v = field(body, name);
+  if (v !== 'true' && v !== 'false') throw new GatewayError('VALIDATION_ERROR', `${name} must be true or false`);
+  return v === 'true';
+}
+
 function sendPage(reply: FastifyReply, status: number, h: Html): FastifyReply {
   return reply.code(status).header('Content-Type', 'text/html; charset=utf-8').send(htmlText(h));
 }
@@ -249,7 +255,9 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DaemonDeps, op
       startBrowserSession(req, reply, token);
       return redirect(reply, '/dashboard/second-factor');
     } catch (err) {
-      if (!(err instanceof DashboardError || (err instanceof GatewayError && err.code === 'RATE_LIMITED'))) throw err;
+      // A script gets the coded JSON answer; a browser the form again, with the words.
+      // A script gets the coded JSON answer (the error handler); a browser the form again, with the words.
+      if (isJson(req) || !(err instanceof DashboardError || (err instanceof GatewayError && err.code === 'RATE_LIMITED'))) throw err;
       if (err instanceof GatewayError && err.headers) reply.headers(err.headers);
       return sendPage(reply, err.status, pages.signInPage(layout('Sign in', null, preToken(req, reply)), err.message));
     }
@@ -269,7 +277,7 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DaemonDeps, op
       startBrowserSession(req, reply, token);
       return redirect(reply, '/dashboard/points');
     } catch (err) {
-      if (!(err instanceof DashboardError && err.code === 'SECOND_FACTOR_REQUIRED') && !(err instanceof GatewayError && err.code === 'RATE_LIMITED')) throw err;
+      if (isJson(req) || !(err instanceof DashboardError && err.code === 'SECOND_FACTOR_REQUIRED') && !(err instanceof GatewayError && err.code === 'RATE_LIMITED')) throw err;
       if (err instanceof GatewayError && err.headers) reply.headers(err.headers);
       return sendPage(reply, err.status, pages.secondFactorPage(layout('Second factor', p, p.session.csrfToken), err.message));
     }
@@ -322,7 +330,7 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DaemonDeps, op
       startBrowserSession(req, reply, token);
       return redirect(reply, '/dashboard/enrol');
     } catch (err) {
-      if (!(err instanceof UsageError)) throw err;
+      if (isJson(req) || !(err instanceof UsageError)) throw err;
       return sendPage(reply, 400, pages.setupPage(layout('Set up your account', null, preToken(req, reply)), field(body, 'token'), true, err.message));
     }
   });
@@ -425,7 +433,7 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DaemonDeps, op
   routes.add('POST', '/api/points/:id/active', async (req, reply) => {
     const p = await acting(req);
     const id = pointId(req);
-    await setPointActiveFromDashboard(common, p, id, field(bodyOf(req), 'active') === 'true', client(req));
+    await setPointActiveFromDashboard(common, p, id, flag(bodyOf(req), 'active'), client(req));
     return redirect(reply, `/dashboard/points/${id}?saved=1`);
   });
 
@@ -446,7 +454,7 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DaemonDeps, op
   routes.add('POST', '/api/users/:id/active', async (req, reply) => {
     const p = await acting(req);
     const { id } = req.params as { id: string };
-    await setUserActiveFromDashboard(common, p, id, field(bodyOf(req), 'active') === 'true', client(req));
+    await setUserActiveFromDashboard(common, p, id, flag(bodyOf(req), 'active'), client(req));
     return redirect(reply, '/dashboard/users');
   });
 
