@@ -1,7 +1,7 @@
 import type { Common } from '../common.ts';
 import { ALL_POINTS, DashboardError, isAdmin, isRole, type Grant, type Role } from '../domain/dashboard-roles.ts';
 import { UsageError } from '../domain/errors.ts';
-import { createUser, listUsers, resetSecondFactors, setSetupToken, setUserActive, userByEmail, userById, type DashboardUserRecord } from '../store/dashboard-users.ts';
+import { createUser, listUsers, resetSecondFactors, setGrants, setUserActive, userByEmail, userById, type DashboardUserRecord } from '../store/dashboard-users.ts';
 import { getMerchantOrThrow } from '../store/merchants.ts';
 import type { AuditInput } from '../store/audit-log.ts';
 import type { DashboardPrincipal } from './dashboard-session.ts';
@@ -109,12 +109,16 @@ export async function resetDashboardUser2fa(common: Common, ref: string, audit: 
   return { user: userView((await userById(common.db, user.id))!), setupLink: setupLink(common.config, token), expiresAt: expiresAt.toISOString() };
 }
 
-/** A new set-up link for a user who never used theirs. */
-export async function renewSetupLink(common: Common, ref: string): Promise<string> {
+/**
+ * Replaces a user's roles (`pointIds` empty: every point). A change of privilege: every session of
+ * the user ends, so the next request signs in under the new roles.
+ */
+export async function setDashboardUserRole(common: Common, ref: string, input: { role: Role; pointIds: string[] }, audit: Omit<AuditInput, 'action'>): Promise<UserView> {
   const user = await userByRef(common, ref);
-  const token = newToken();
-  await setSetupToken(common.db, user.id, tokenHash(token), new Date(Date.now() + SETUP_LINK_HOURS * 3_600_000));
-  return setupLink(common.config, token);
+  await checkPoints(common, input.pointIds);
+  const grants = (input.pointIds.length ? input.pointIds : [ALL_POINTS]).map((pointId) => ({ pointId, role: input.role }));
+  await setGrants(common.db, user.id, grants, { ...audit, action: 'user.grant' });
+  return userView((await userById(common.db, user.id))!);
 }
 
 // The same, from the dashboard: only an owner of every point manages users.

@@ -104,13 +104,6 @@ export async function setGrants(db: Database, userId: string, grants: Grant[], a
   });
 }
 
-/** A new set-up link (the old one stops working); used by `users reset-2fa` as well. */
-export async function setSetupToken(db: Database, userId: string, tokenHash: string, expiresAt: Date): Promise<void> {
-  await db.write(async (x) => {
-    await x.run('update dashboard_user set setup_token_hash = ?, setup_expires_at = ?, updated_at = ? where id = ?', [tokenHash, expiresAt, new Date(), userId]);
-  });
-}
-
 /**
  * Takes the set-up token (single use: only the statement that clears it wins) and sets the password.
  * False when the token was already used or has expired.

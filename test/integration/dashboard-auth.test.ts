@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { setDashboardUserActive } from '../../src/app/dashboard-users.ts';
+import { setDashboardUserActive, setDashboardUserRole } from '../../src/app/dashboard-users.ts';
 import { signRequest } from '../../src/sdk/sign-request.ts';
 import { totpAt } from '../../src/domain/totp.ts';
 import { failureDelayMs } from '../../src/app/dashboard-signin.ts';
@@ -187,6 +187,9 @@ for (const dialect of DIALECTS) {
       assert.equal((await viewer.client.post(`/dashboard/api/points/${b.id}`, { name: 'Renamed' })).status, 404, 'an ungranted point does not exist');
       assert.equal((await viewer.client.post('/dashboard/api/points', { name: 'New' })).status, 403);
       assert.equal((await viewer.client.get('/dashboard/users')).status, 403);
+      // A change of role ends the user's sessions: the next request signs in under the new role.
+      await setDashboardUserRole(d.common, 'viewer@shop.example', { role: 'manager', pointIds: [a.id] }, OPERATOR);
+      assert.equal((await viewer.client.get(`/dashboard/points/${a.id}`)).status, 303);
       // A manager may change settings but not rotate the secret.
       const manager = await signedInUser(d.common, d.url, { email: 'manager@shop.example', role: 'manager', pointIds: [b.id] });
       await manager.client.get(`/dashboard/points/${b.id}`);

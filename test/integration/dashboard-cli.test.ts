@@ -57,15 +57,19 @@ describe('chaingate users and audit', () => {
     const list = JSON.parse((await runCli(['users', 'list', '--json'], shop.env)).stdout) as { email: string; grants: { pointId: string; role: string }[]; setupPending: boolean }[];
     assert.deepEqual(list.map((u) => [u.email, u.grants, u.setupPending]), [
       ['owner@shop.example', [{ pointId: '*', role: 'owner' }], true],
-      ['viewer@shop.example', [{ pointId: pointId, role: 'viewer' }], true],
+      ['viewer@shop.example', [{ pointId, role: 'viewer' }], true],
     ]);
+    const granted = await runCli(['users', 'grant', 'viewer@shop.example', '--role', 'manager', '--json'], shop.env);
+    assert.equal(granted.code, 0, granted.stderr);
+    assert.deepEqual(JSON.parse(granted.stdout).grants, [{ pointId: '*', role: 'manager' }]);
+    assert.equal((await runCli(['users', 'grant', 'viewer@shop.example', '--role', 'boss'], shop.env)).code, 2);
     assert.equal((await runCli(['users', 'disable', 'viewer@shop.example'], shop.env)).code, 0);
     const reset = await runCli(['users', 'reset-2fa', 'owner@shop.example', '--json'], shop.env);
     assert.equal(reset.code, 0, reset.stderr);
     assert.notEqual(JSON.parse(reset.stdout).setupLink, out.setupLink);
 
     const audit = JSON.parse((await runCli(['audit', 'list', '--json'], shop.env)).stdout) as { action: string; actor: string; at: string }[];
-    assert.deepEqual(audit.map((r) => r.action), ['user.reset-2fa', 'user.disable', 'user.create', 'user.create']);
+    assert.deepEqual(audit.map((r) => r.action), ['user.reset-2fa', 'user.disable', 'user.grant', 'user.create', 'user.create']);
     assert.ok(audit.every((r) => r.actor === 'cli' && !Number.isNaN(Date.parse(r.at))));
   });
 

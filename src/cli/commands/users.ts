@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { checkEmail, checkRole, createDashboardUser, listDashboardUsers, resetDashboardUser2fa, setDashboardUserActive } from '../../app/dashboard-users.ts';
+import { checkEmail, checkRole, createDashboardUser, listDashboardUsers, resetDashboardUser2fa, setDashboardUserActive, setDashboardUserRole } from '../../app/dashboard-users.ts';
 import { UsageError } from '../../domain/errors.ts';
 import { withCommon } from '../context.ts';
 import { emit, keyValues, table } from '../output.ts';
@@ -10,7 +10,7 @@ import { emit, keyValues, table } from '../output.ts';
 const OPERATOR = { userId: null, actor: 'cli', ip: null, userAgent: null };
 
 export function usersCommand(): Command {
-  const cmd = new Command('users').description('dashboard users: create (prints a one-time set-up link), list, disable, reset-2fa');
+  const cmd = new Command('users').description('dashboard users: create (prints a one-time set-up link), list, grant, disable, reset-2fa');
 
   cmd
     .command('create')
@@ -52,6 +52,20 @@ export function usersCommand(): Command {
         });
       });
   }
+
+  cmd
+    .command('grant')
+    .description("replace a user's role (and points); the user's sessions end")
+    .argument('<user>', 'user id or email')
+    .requiredOption('--role <role>', 'owner, manager, accountant or viewer', checkRole)
+    .option('--points <ids>', 'comma-separated merchant point ids (default: every point)', (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
+    .option('--json', 'machine-readable output')
+    .action(async (ref: string, opts: { role: ReturnType<typeof checkRole>; points?: string[]; json?: boolean }) => {
+      await withCommon(async (common) => {
+        const user = await setDashboardUserRole(common, ref, { role: opts.role, pointIds: opts.points ?? [] }, OPERATOR);
+        emit(opts.json, user, () => `${user.email} is now ${user.grants.map((g) => `${g.role} of ${g.pointId === '*' ? 'every point' : g.pointId}`).join(', ')}; their sessions ended`);
+      });
+    });
 
   cmd
     .command('reset-2fa')
