@@ -2,11 +2,13 @@ import { GatewayError } from '../domain/errors.ts';
 import type { AuthOptions, AuthRequest, Principal, PrincipalKind } from '../domain/principal.ts';
 import type { AuthScheme } from './auth-scheme.ts';
 import type { DaemonDeps } from './deps.ts';
+import { sessionScheme } from './session-scheme.ts';
 import { signedRequestScheme } from './signed-request-scheme.ts';
 
-/** Every scheme the server knows, by the principal it proves (the dashboard adds 'session'). */
+/** Every scheme the server knows, by the principal it proves. */
 const SCHEMES: { readonly [K in PrincipalKind]?: AuthScheme<K> } = {
   'api-key': signedRequestScheme,
+  session: sessionScheme,
 };
 
 /**

@@ -12,8 +12,8 @@ export function auditForOperator(common: Common, limit: number): Promise<AuditRe
 
 /** An owner of every point sees every row; an owner of some points, the rows of those points. */
 export async function auditForDashboard(common: Common, principal: DashboardPrincipal, limit = 200): Promise<AuditRecord[]> {
-  if (isAdmin(principal.user.grants)) return listAudit(common.db, { limit });
-  const owned = principal.user.grants.filter((g) => g.role === 'owner' && g.pointId !== ALL_POINTS).map((g) => g.pointId);
+  if (isAdmin(principal.grants)) return listAudit(common.db, { limit });
+  const owned = principal.grants.filter((g) => g.role === 'owner' && g.pointId !== ALL_POINTS).map((g) => g.pointId);
   if (owned.length === 0) throw new DashboardError('FORBIDDEN', 403, 'Only owners see the audit log');
   return listAudit(common.db, { limit, pointIds: owned });
 }

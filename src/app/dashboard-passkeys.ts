@@ -31,30 +31,30 @@ const CHALLENGE_MS = 5 * 60_000;
 
 export async function passkeyRegistrationOptions(common: Common, principal: DashboardPrincipal, rp: RelyingParty) {
   mayChangeFactors(principal);
-  const existing = await passkeysOf(common.db, principal.user.id);
+  const existing = await passkeysOf(common.db, principal.userId);
   const options = await generateRegistrationOptions({
     rpName: 'chaingate dashboard',
     rpID: rpId(rp),
-    userName: principal.user.email,
-    userID: new TextEncoder().encode(principal.user.id),
+    userName: principal.email,
+    userID: new TextEncoder().encode(principal.userId),
     attestationType: 'none',
     excludeCredentials: existing.map((p) => ({ id: p.credentialId, ...(p.transports ? { transports: p.transports } : {}) })),
     authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
   });
-  await setSessionChallenge(common.db, principal.session.id, options.challenge);
+  await setSessionChallenge(common.db, principal.sessionId, options.challenge);
   return options;
 }
 
 /** Only a signed-in session, or one whose user has no second factor yet (first enrolment), may add one. */
 function mayChangeFactors(principal: DashboardPrincipal): void {
-  if (principal.session.stage !== 'full' && (principal.user.hasTotp || principal.user.passkeys > 0)) {
+  if (principal.stage !== 'full' && (principal.hasTotp || principal.passkeys > 0)) {
     throw new DashboardError('SECOND_FACTOR_REQUIRED', 401, 'Sign in with your second factor first');
   }
 }
 
 export async function registerPasskey(common: Common, principal: DashboardPrincipal, rp: RelyingParty, input: { name: string; response: unknown }, client: Client): Promise<{ token: string }> {
   mayChangeFactors(principal);
-  const challenge = await takeSessionChallenge(common.db, principal.session.id);
+  const challenge = await takeSessionChallenge(common.db, principal.sessionId);
   if (!challenge) throw new UsageError('no passkey enrolment is waiting; start again');
   const name = input.name.trim().slice(0, 64) || 'passkey';
   let verification: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
@@ -67,11 +67,11 @@ export async function registerPasskey(common: Common, principal: DashboardPrinci
   const cred = verification.registrationInfo.credential;
   await addPasskey(
     common.db,
-    { userId: principal.user.id, credentialId: cred.id, publicKey: Buffer.from(cred.publicKey).toString('base64url'), counter: cred.counter, transports: cred.transports ?? null, name },
-    principal.session.id,
-    { userId: principal.user.id, actor: principal.user.email, action: 'passkey.add', ...client, details: { name } },
+    { userId: principal.userId, credentialId: cred.id, publicKey: Buffer.from(cred.publicKey).toString('base64url'), counter: cred.counter, transports: cred.transports ?? null, name },
+    principal.sessionId,
+    { userId: principal.userId, actor: principal.email, action: 'passkey.add', ...client, details: { name } },
   );
-  return startSession(common, principal.user.id, 'full', client, principal.session.id, null);
+  return startSession(common, principal.userId, 'full', client, principal.sessionId, null);
 }
 
 export async function passkeySignInOptions(common: Common, rp: RelyingParty) {

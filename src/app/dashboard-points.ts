@@ -24,7 +24,7 @@ function notFound(): GatewayError {
 }
 
 async function grantedPoint(common: Common, principal: DashboardPrincipal, pointId: string, permission: Permission): Promise<{ merchant: MerchantRecord; role: Role }> {
-  const role = roleOn(principal.user.grants, pointId);
+  const role = roleOn(principal.grants, pointId);
   if (!role) throw notFound();
   const merchant = await getMerchantOrThrow(common.db, pointId).catch((err: unknown) => {
     if (err instanceof UsageError) throw notFound();
@@ -35,13 +35,13 @@ async function grantedPoint(common: Common, principal: DashboardPrincipal, point
 }
 
 function actor(principal: DashboardPrincipal, client: Client) {
-  return { userId: principal.user.id, actor: principal.user.email, ...client };
+  return { userId: principal.userId, actor: principal.email, ...client };
 }
 
 export async function pointsFor(common: Common, principal: DashboardPrincipal): Promise<DashboardPoint[]> {
   const out: DashboardPoint[] = [];
   for (const m of await listMerchants(common.db)) {
-    const role = roleOn(principal.user.grants, m.id);
+    const role = roleOn(principal.grants, m.id);
     if (role) out.push({ ...merchantView(m), role });
   }
   return out;
@@ -94,7 +94,7 @@ function changesOf(registry: ResolvedRegistry, form: PointForm): MerchantChanges
 
 /** Only an owner of every point creates points (the new point is theirs through that grant). */
 export async function createPointFromDashboard(common: Common, registry: ResolvedRegistry, principal: DashboardPrincipal, form: PointForm, client: Client): Promise<{ point: MerchantView; apiSecret: string }> {
-  if (!isAdmin(principal.user.grants)) throw new DashboardError('FORBIDDEN', 403, 'Only an owner of every point creates points');
+  if (!isAdmin(principal.grants)) throw new DashboardError('FORBIDDEN', 403, 'Only an owner of every point creates points');
   const changes = changesOf(registry, { ...form, name: form.name ?? '' });
   const { merchant, apiSecret } = await createPoint(common, {
     name: changes.name!,

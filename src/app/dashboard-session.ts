@@ -1,26 +1,35 @@
 import type { Common } from '../common.ts';
-import { DashboardError, type Grant } from '../domain/dashboard-roles.ts';
+import { ALL_POINTS, DashboardError } from '../domain/dashboard-roles.ts';
+import type { SessionPrincipal } from '../domain/principal.ts';
 import { userById, type DashboardUserRecord } from '../store/dashboard-users.ts';
 import { endSession, openSession, sessionByTokenHash, touchSession, type SessionRecord, type SessionStage } from '../store/dashboard-sessions.ts';
+import { listMerchants } from '../store/merchants.ts';
 import type { AuditInput } from '../store/audit-log.ts';
 import { newToken, tokenHash, type Client } from './dashboard-tokens.ts';
 
-// The dashboard's authentication scheme: a session cookie (docs/dashboard.md#sessions). It is the
-// second scheme beside the gateway's signed requests and shares nothing with it: a session never
-// authenticates /api/v1, a key never authenticates /dashboard.
+// Dashboard sessions: what the session scheme (src/app/session-scheme.ts) checks a cookie's token
+// against, and how sessions start and end. Sessions share nothing with the gateway's signed
+// requests: a session never authenticates /api/v1, a key never authenticates /dashboard.
 
-export interface DashboardPrincipal {
-  user: { id: string; email: string; grants: Grant[]; hasTotp: boolean; passkeys: number };
-  session: Pick<SessionRecord, 'id' | 'stage' | 'csrfToken' | 'expiresAt'>;
-}
+/** The dashboard's principal: the session scheme's answer (src/domain/principal.ts). */
+export type DashboardPrincipal = SessionPrincipal;
 
 /** Only this many ms between two writes of a session's last-seen time (idle timeout precision). */
 const TOUCH_EVERY_MS = 30_000;
 
-function principalOf(user: DashboardUserRecord, session: SessionRecord): DashboardPrincipal {
+async function principalOf(common: Pick<Common, 'db'>, user: DashboardUserRecord, session: SessionRecord): Promise<DashboardPrincipal> {
+  const everyPoint = user.grants.some((g) => g.pointId === ALL_POINTS);
   return {
-    user: { id: user.id, email: user.email, grants: user.grants, hasTotp: user.totpSecretEnc !== null, passkeys: user.passkeys },
-    session: { id: session.id, stage: session.stage, csrfToken: session.csrfToken, expiresAt: session.expiresAt },
+    kind: 'session',
+    merchantPointIds: everyPoint ? (await listMerchants(common.db)).map((m) => m.id) : user.grants.map((g) => g.pointId),
+    sessionId: session.id,
+    userId: user.id,
+    email: user.email,
+    grants: user.grants,
+    stage: session.stage,
+    csrfToken: session.csrfToken,
+    hasTotp: user.totpSecretEnc !== null,
+    passkeys: user.passkeys,
   };
 }
 
@@ -44,14 +53,19 @@ export async function sessionOf(common: Pick<Common, 'config' | 'db'>, token: st
   const user = await userById(common.db, session.userId);
   if (!user?.active) return null;
   if (now.getTime() - session.lastSeenAt.getTime() > TOUCH_EVERY_MS) await touchSession(common.db, session.id, now);
-  return principalOf(user, session);
+  return principalOf(common, user, session);
 }
 
-/** The dashboard scheme of authentication: a signed-in session, or SIGN_IN_REQUIRED (401). */
-export async function authenticateSession(common: Pick<Common, 'config' | 'db'>, token: string | undefined, stage: SessionStage = 'full'): Promise<DashboardPrincipal> {
+/** A live session, or SIGN_IN_REQUIRED (401). */
+export async function authenticateSession(common: Pick<Common, 'config' | 'db'>, token: string | undefined): Promise<DashboardPrincipal> {
   const principal = await sessionOf(common, token);
   if (!principal) throw new DashboardError('SIGN_IN_REQUIRED', 401, 'Sign in to the dashboard');
-  if (stage === 'full' && principal.session.stage !== 'full') throw new DashboardError('SECOND_FACTOR_REQUIRED', 401, 'The second factor is still needed');
+  return principal;
+}
+
+/** Every page but the second factor's needs a session that gave it (`full`). */
+export function requireStage(principal: DashboardPrincipal, stage: SessionStage): DashboardPrincipal {
+  if (stage === 'full' && principal.stage !== 'full') throw new DashboardError('SECOND_FACTOR_REQUIRED', 401, 'The second factor is still needed');
   return principal;
 }
 
@@ -72,5 +86,5 @@ export async function startSession(
 }
 
 export async function signOut(common: Pick<Common, 'db'>, principal: DashboardPrincipal, client: Client): Promise<void> {
-  await endSession(common.db, principal.session.id, { userId: principal.user.id, actor: principal.user.email, action: 'signout', ...client });
+  await endSession(common.db, principal.sessionId, { userId: principal.userId, actor: principal.email, action: 'signout', ...client });
 }

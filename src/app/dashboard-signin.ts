@@ -86,7 +86,7 @@ export async function signInWithPassword(common: Common, input: { email: string;
 
 /** The second factor after the password: a TOTP code or a recovery code; the session is rotated to a full one. */
 export async function verifySecondFactor(common: Common, principal: DashboardPrincipal, code: string, client: Client): Promise<{ token: string }> {
-  const user = await userById(common.db, principal.user.id);
+  const user = await userById(common.db, principal.userId);
   if (!user?.active) throw new DashboardError('SIGN_IN_REQUIRED', 401, 'Sign in to the dashboard');
   const now = new Date();
   const keys = throttleKeys(user.email, client);
@@ -106,7 +106,7 @@ export async function verifySecondFactor(common: Common, principal: DashboardPri
     throw new DashboardError('SECOND_FACTOR_REQUIRED', 401, 'That code is not right');
   }
   await clearFailures(common.db, keys[0]!);
-  return startSession(common, user.id, 'full', client, principal.session.id, { userId: user.id, actor: user.email, action: 'signin', ...client, details: { with: `password+${how}` } });
+  return startSession(common, user.id, 'full', client, principal.sessionId, { userId: user.id, actor: user.email, action: 'signin', ...client, details: { with: `password+${how}` } });
 }
 
 // TOTP enrolment: the new secret travels sealed in the form (bound to the session), so nothing is
@@ -114,7 +114,7 @@ export async function verifySecondFactor(common: Common, principal: DashboardPri
 
 export function startTotpEnrolment(common: Common, principal: DashboardPrincipal): { secret: string; uri: string; sealed: string } {
   const secret = newTotpSecret();
-  return { secret, uri: otpauthUri(secret, principal.user.email, 'chaingate'), sealed: common.box.seal(secret, `totp-enrol:${principal.session.id}`) };
+  return { secret, uri: otpauthUri(secret, principal.email, 'chaingate'), sealed: common.box.seal(secret, `totp-enrol:${principal.sessionId}`) };
 }
 
 const RECOVERY_ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789';
@@ -136,25 +136,25 @@ function recoveryHash(code: string): string {
 export async function confirmTotpEnrolment(common: Common, principal: DashboardPrincipal, input: { sealed: string; code: string }, client: Client): Promise<{ token: string; recoveryCodes: string[] }> {
   let secret: string;
   try {
-    secret = common.box.open(input.sealed, `totp-enrol:${principal.session.id}`);
+    secret = common.box.open(input.sealed, `totp-enrol:${principal.sessionId}`);
   } catch {
     throw new UsageError('the enrolment form is stale; start again');
   }
-  if (principal.session.stage !== 'full' && (principal.user.hasTotp || principal.user.passkeys > 0)) {
+  if (principal.stage !== 'full' && (principal.hasTotp || principal.passkeys > 0)) {
     throw new DashboardError('SECOND_FACTOR_REQUIRED', 401, 'Sign in with your second factor first');
   }
   const now = Date.now();
   const step = verifyTotp(secret, input.code.replace(/\s/g, ''), now, null);
   if (step === null) throw new UsageError('that code is not right; check the time on your device and try the next one');
   const codes = Array.from({ length: 10 }, newRecoveryCode);
-  const audit = { userId: principal.user.id, actor: principal.user.email, action: 'totp.enrol', ...client };
-  await enrolTotp(common.db, principal.user.id, common.box.seal(secret, `totp:${principal.user.id}`), step, codes.map(recoveryHash), principal.session.id, audit);
-  const { token } = await startSession(common, principal.user.id, 'full', client, principal.session.id, null);
+  const audit = { userId: principal.userId, actor: principal.email, action: 'totp.enrol', ...client };
+  await enrolTotp(common.db, principal.userId, common.box.seal(secret, `totp:${principal.userId}`), step, codes.map(recoveryHash), principal.sessionId, audit);
+  const { token } = await startSession(common, principal.userId, 'full', client, principal.sessionId, null);
   return { token, recoveryCodes: codes };
 }
 
 export async function changePassword(common: Common, principal: DashboardPrincipal, input: { current: string; password: string; confirm: string }, client: Client): Promise<{ token: string }> {
-  const user = await userById(common.db, principal.user.id);
+  const user = await userById(common.db, principal.userId);
   if (!user?.passwordHash || !(await verifyPassword(input.current.slice(0, PASSWORD_MAX_LENGTH), user.passwordHash))) throw new UsageError('the current password is wrong');
   if (input.password !== input.confirm) throw new UsageError('the two passwords differ');
   checkPassword(input.password);
@@ -165,5 +165,5 @@ export async function changePassword(common: Common, principal: DashboardPrincip
 
 /** What the account page shows of the user's own factors. */
 export async function accountInfo(common: Common, principal: DashboardPrincipal): Promise<{ hasTotp: boolean; passkeys: number; recoveryLeft: number }> {
-  return { hasTotp: principal.user.hasTotp, passkeys: principal.user.passkeys, recoveryLeft: await unusedRecoveryCodes(common.db, principal.user.id) };
+  return { hasTotp: principal.hasTotp, passkeys: principal.passkeys, recoveryLeft: await unusedRecoveryCodes(common.db, principal.userId) };
 }

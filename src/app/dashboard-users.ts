@@ -124,11 +124,11 @@ export async function setDashboardUserRole(common: Common, ref: string, input: {
 // The same, from the dashboard: only an owner of every point manages users.
 
 function requireAdmin(principal: DashboardPrincipal): void {
-  if (!isAdmin(principal.user.grants)) throw new DashboardError('FORBIDDEN', 403, 'Only an owner of every point manages users');
+  if (!isAdmin(principal.grants)) throw new DashboardError('FORBIDDEN', 403, 'Only an owner of every point manages users');
 }
 
 function actorOf(principal: DashboardPrincipal, client: Client): Omit<AuditInput, 'action'> {
-  return { userId: principal.user.id, actor: principal.user.email, ...client };
+  return { userId: principal.userId, actor: principal.email, ...client };
 }
 
 export async function inviteUser(common: Common, principal: DashboardPrincipal, input: { email: string; role: string; pointIds: string[] }, client: Client) {
@@ -143,6 +143,6 @@ export async function usersForDashboard(common: Common, principal: DashboardPrin
 
 export async function setUserActiveFromDashboard(common: Common, principal: DashboardPrincipal, userId: string, active: boolean, client: Client): Promise<UserView> {
   requireAdmin(principal);
-  if (userId === principal.user.id) throw new UsageError('you cannot disable yourself');
+  if (userId === principal.userId) throw new UsageError('you cannot disable yourself');
   return setDashboardUserActive(common, userId, active, actorOf(principal, client));
 }

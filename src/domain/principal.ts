@@ -1,3 +1,5 @@
+import type { Grant } from './dashboard-roles.ts';
+
 /**
  * Who a request is, whatever proved it: the answer of authentication (src/app/authenticate.ts),
  * one shape for every scheme. Routes scope everything they read or write to `merchantPointIds`.
@@ -14,12 +16,23 @@ export interface ApiKeyPrincipal {
   version: number;
 }
 
-/** A person at the dashboard, by a session: the points their account may see (the dashboard's scheme). */
+/**
+ * A person at the dashboard, by a session cookie (src/app/session-scheme.ts): the points their
+ * account may see (every point when a grant is on `*`), their roles, and the session's state.
+ */
 export interface SessionPrincipal {
   kind: 'session';
   merchantPointIds: readonly string[];
   sessionId: string;
   userId: string;
+  email: string;
+  grants: readonly Grant[];
+  /** `mfa`: the password was right, the second factor is still owed; `full`: signed in. */
+  stage: 'mfa' | 'full';
+  /** The session's CSRF token, which every state-changing request must carry. */
+  csrfToken: string;
+  hasTotp: boolean;
+  passkeys: number;
 }
 
 /**

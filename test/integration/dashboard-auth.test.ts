@@ -1,5 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { authenticate } from '../../src/app/authenticate.ts';
 import { setDashboardUserActive, setDashboardUserRole } from '../../src/app/dashboard-users.ts';
 import { signRequest } from '../../src/sdk/sign-request.ts';
 import { totpAt } from '../../src/domain/totp.ts';
@@ -18,6 +19,12 @@ for (const dialect of DIALECTS) {
       const token = client.sessionToken()!;
       assert.ok(token, 'a __Host- session cookie');
       assert.equal((await client.get('/dashboard/points')).status, 200);
+      // Through the one authenticate use case: the cookie proves a session, never an API key.
+      const asRequest = { method: 'GET', path: '/x', header: (n: string) => (n === 'cookie' ? client.cookieHeader() : undefined), body: new Uint8Array(), log: { error() {} } };
+      const principal = await authenticate(d.daemon.deps, asRequest, ['session']);
+      assert.equal(principal.kind, 'session');
+      assert.deepEqual(principal.merchantPointIds, [d.merchant.id], 'an owner of every point: every point');
+      await assert.rejects(authenticate(d.daemon.deps, asRequest, ['api-key']), (err: { code?: string }) => err.code === 'API_KEY_INVALID');
 
       // The cookie to the gateway: refused exactly as a request without an API key.
       const body = JSON.stringify({ orderId: 'o-1', amount: '2500', currency: 'USD' });

@@ -19,7 +19,7 @@ export interface Layout {
 
 export function page(l: Layout, body: Html): Html {
   const p = l.principal;
-  const full = p?.session.stage === 'full';
+  const full = p?.stage === 'full';
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -37,11 +37,11 @@ export function page(l: Layout, body: Html): Html {
 <span class="brand">chaingate</span>
 ${full ? html`<nav aria-label="Main"><ul>
 <li><a href="/dashboard/points">Points</a></li>
-${isAdmin(p.user.grants) ? html`<li><a href="/dashboard/users">Users</a></li>` : ''}
-${p.user.grants.some((g) => g.role === 'owner') ? html`<li><a href="/dashboard/audit">Audit log</a></li>` : ''}
+${isAdmin(p.grants) ? html`<li><a href="/dashboard/users">Users</a></li>` : ''}
+${p.grants.some((g) => g.role === 'owner') ? html`<li><a href="/dashboard/audit">Audit log</a></li>` : ''}
 <li><a href="/dashboard/account">Account</a></li>
 </ul></nav>` : ''}
-${p ? html`<div class="who"><span class="bidi">${p.user.email}</span>${form('/dashboard/api/sign-out', l.csrf, html`<button class="secondary" type="submit">Sign out</button>`, 'inline')}</div>` : ''}
+${p ? html`<div class="who"><span class="bidi">${p.email}</span>${form('/dashboard/api/sign-out', l.csrf, html`<button class="secondary" type="submit">Sign out</button>`, 'inline')}</div>` : ''}
 </header>
 <main id="main">
 <h1>${l.title}</h1>
@@ -125,7 +125,7 @@ ${c.coins.map((coin) => html`<label class="inline"><input type="checkbox" name="
 }
 
 export function pointsPage(l: Layout, points: DashboardPoint[], offered: { slug: string; name: string; coins: string[] }[]): Html {
-  const admin = l.principal ? isAdmin(l.principal.user.grants) : false;
+  const admin = l.principal ? isAdmin(l.principal.grants) : false;
   return page(l, html`<section class="card"><h2>Your merchant points</h2>
 ${points.length === 0 ? html`<p>No point yet.</p>` : html`<div class="scroll" tabindex="0" role="region" aria-label="Merchant points"><table><thead><tr><th scope="col">Name</th><th scope="col">Your role</th><th scope="col">Status</th><th scope="col">Webhook URL</th></tr></thead><tbody>
 ${points.map((p) => html`<tr><td><a class="bidi" href="/dashboard/points/${p.id}">${p.name}</a></td><td>${p.role}</td><td>${p.active ? 'active' : 'disabled'}</td><td class="bidi">${p.webhookUrl ?? '—'}</td></tr>`)}
@@ -184,7 +184,7 @@ export function usersPage(l: Layout, users: UserView[], points: DashboardPoint[]
 <section class="card"><h2>Users</h2><div class="scroll" tabindex="0" role="region" aria-label="Users"><table><thead><tr><th scope="col">Email</th><th scope="col">Roles</th><th scope="col">Second factor</th><th scope="col">Status</th><th scope="col"><span class="hint">Action</span></th></tr></thead><tbody>
 ${users.map((u) => html`<tr><td class="bidi">${u.email}</td><td>${u.grants.map((g) => `${g.role} on ${g.pointId === '*' ? 'every point' : (points.find((p) => p.id === g.pointId)?.name ?? g.pointId)}`).join(', ')}</td>
 <td>${[u.totp ? 'TOTP' : '', u.passkeys ? `${u.passkeys} passkey(s)` : ''].filter(Boolean).join(', ') || (u.setupPending ? 'set-up pending' : 'none')}</td><td>${u.active ? 'active' : 'disabled'}</td>
-<td>${l.principal?.user.id === u.id ? '' : form(`/dashboard/api/users/${u.id}/active`, l.csrf, html`<input type="hidden" name="active" value="${u.active ? 'false' : 'true'}"><button class="secondary" type="submit">${u.active ? 'Disable' : 'Enable'}</button>`, 'inline')}</td></tr>`)}
+<td>${l.principal?.userId === u.id ? '' : form(`/dashboard/api/users/${u.id}/active`, l.csrf, html`<input type="hidden" name="active" value="${u.active ? 'false' : 'true'}"><button class="secondary" type="submit">${u.active ? 'Disable' : 'Enable'}</button>`, 'inline')}</td></tr>`)}
 </tbody></table></div></section>
 ${form('/dashboard/api/users', l.csrf, html`<h2>Invite a user</h2>
 <label for="email">Email</label><input id="email" name="email" type="email" required>

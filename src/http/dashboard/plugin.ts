@@ -14,13 +14,16 @@ import {
   updatePointFromDashboard,
   type TestEventResult,
 } from '../../app/dashboard-points.ts';
-import { authenticateSession, sessionOf, signOut, type DashboardPrincipal } from '../../app/dashboard-session.ts';
+import { authenticate } from '../../app/authenticate.ts';
+import { authenticateSession, requireStage, sessionOf, signOut, type DashboardPrincipal } from '../../app/dashboard-session.ts';
 import { accountInfo, changePassword, completeUserSetup, confirmTotpEnrolment, setupLinkValid, signInWithPassword, startTotpEnrolment, verifySecondFactor } from '../../app/dashboard-signin.ts';
 import { newToken, type Client } from '../../app/dashboard-tokens.ts';
 import { inviteUser, setUserActiveFromDashboard, usersForDashboard } from '../../app/dashboard-users.ts';
 import { DashboardError } from '../../domain/dashboard-roles.ts';
 import { GatewayError, UsageError } from '../../domain/errors.ts';
+import type { AuthRequest } from '../../domain/principal.ts';
 import { RouteTable } from '../app.ts';
+import { authRequestOf } from '../auth-request.ts';
 import { errorBody } from '../envelope.ts';
 import { isIdShaped } from '../validation.ts';
 import { dashboardAssets } from './assets.ts';
@@ -203,8 +206,17 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DaemonDeps, op
   app.setNotFoundHandler((req, reply) => sendPage(reply, 404, pages.messagePage(layout('Not found', null, ''), `No page ${req.url.split('?')[0]}`, '/dashboard/')));
 
   const sessionToken = (req: FastifyRequest) => cookies(req).get(cookieName(req, SESSION));
-  /** The signed-in user (`mfa`: a session still owing its second factor is enough). */
-  const principalOf = (req: FastifyRequest, stage: 'full' | 'mfa' = 'full') => authenticateSession(common, sessionToken(req), stage);
+  /**
+   * The signed-in user, through the one authenticate use case with the session scheme only (`mfa`:
+   * a session still owing its second factor is enough). Only the cookie name this context sets is
+   * offered to it: over https an unprefixed cookie (which a sibling host could plant) never counts.
+   */
+  const principalOf = async (req: FastifyRequest, stage: 'full' | 'mfa' = 'full') => {
+    const base = authRequestOf(req);
+    const token = sessionToken(req);
+    const only: AuthRequest = { ...base, header: (name) => (name === 'cookie' ? (token ? `${cookieName(req, SESSION)}=${token}` : undefined) : base.header(name)) };
+    return requireStage(await authenticate(deps, only, ['session']), stage);
+  };
   const checkCsrf = (req: FastifyRequest, want: string | undefined): void => {
     const header = req.headers['x-csrf-token'];
     const given = typeof header === 'string' ? header : field(bodyOf(req), '_csrf');
@@ -213,7 +225,7 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DaemonDeps, op
   /** A state-changing request of a session: signed in, then its CSRF token. */
   const acting = async (req: FastifyRequest, stage: 'full' | 'mfa' = 'full') => {
     const principal = await principalOf(req, stage);
-    checkCsrf(req, principal.session.csrfToken);
+    checkCsrf(req, principal.csrfToken);
     return principal;
   };
   const preCsrf = (req: FastifyRequest) => checkCsrf(req, cookies(req).get(cookieName(req, PRE)));
@@ -239,7 +251,7 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DaemonDeps, op
 
   routes.add('GET', '/', async (req, reply) => {
     const p = await sessionOf(common, sessionToken(req));
-    return redirect(reply, !p ? '/dashboard/sign-in' : p.session.stage === 'full' ? '/dashboard/points' : '/dashboard/second-factor');
+    return redirect(reply, !p ? '/dashboard/sign-in' : p.stage === 'full' ? '/dashboard/points' : '/dashboard/second-factor');
   });
 
   // Signing in
@@ -251,7 +263,7 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DaemonDeps, op
     const body = bodyOf(req);
     const existing = await sessionOf(common, sessionToken(req));
     try {
-      const { token } = await signInWithPassword(common, { email: field(body, 'email'), password: field(body, 'password') }, client(req), existing?.session.id ?? null);
+      const { token } = await signInWithPassword(common, { email: field(body, 'email'), password: field(body, 'password') }, client(req), existing?.sessionId ?? null);
       startBrowserSession(req, reply, token);
       return redirect(reply, '/dashboard/second-factor');
     } catch (err) {
@@ -265,9 +277,9 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DaemonDeps, op
 
   routes.add('GET', '/second-factor', async (req, reply) => {
     const p = await principalOf(req, 'mfa');
-    if (p.session.stage === 'full') return redirect(reply, '/dashboard/points');
-    if (!p.user.hasTotp && p.user.passkeys === 0) return redirect(reply, '/dashboard/enrol');
-    return sendPage(reply, 200, pages.secondFactorPage(layout('Second factor', p, p.session.csrfToken), null));
+    if (p.stage === 'full') return redirect(reply, '/dashboard/points');
+    if (!p.hasTotp && p.passkeys === 0) return redirect(reply, '/dashboard/enrol');
+    return sendPage(reply, 200, pages.secondFactorPage(layout('Second factor', p, p.csrfToken), null));
   });
 
   routes.add('POST', '/api/second-factor', async (req, reply) => {
@@ -279,7 +291,7 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DaemonDeps, op
     } catch (err) {
       if (isJson(req) || !(err instanceof DashboardError && err.code === 'SECOND_FACTOR_REQUIRED') && !(err instanceof GatewayError && err.code === 'RATE_LIMITED')) throw err;
       if (err instanceof GatewayError && err.headers) reply.headers(err.headers);
-      return sendPage(reply, err.status, pages.secondFactorPage(layout('Second factor', p, p.session.csrfToken), err.message));
+      return sendPage(reply, err.status, pages.secondFactorPage(layout('Second factor', p, p.csrfToken), err.message));
     }
   });
 
@@ -290,7 +302,7 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DaemonDeps, op
 
   routes.add('POST', '/api/passkey-sign-in', async (req, reply) => {
     const existing = await passkeyCsrf(req);
-    const { token } = await signInWithPasskey(common, rp(req), bodyOf(req).response, client(req), existing?.session.id ?? null);
+    const { token } = await signInWithPasskey(common, rp(req), bodyOf(req).response, client(req), existing?.sessionId ?? null);
     startBrowserSession(req, reply, token);
     return reply.send({ redirect: '/dashboard/points' });
   });
@@ -304,7 +316,7 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DaemonDeps, op
     const header = req.headers['x-csrf-token'];
     const given = typeof header === 'string' ? header : '';
     const pre = cookies(req).get(cookieName(req, PRE));
-    if ((pre && sameToken(given, pre)) || (existing && sameToken(given, existing.session.csrfToken))) return existing;
+    if ((pre && sameToken(given, pre)) || (existing && sameToken(given, existing.csrfToken))) return existing;
     throw new DashboardError('CSRF_FAILED', 403, 'The page is stale; reload it');
   }
 
@@ -337,11 +349,11 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DaemonDeps, op
 
   routes.add('GET', '/enrol', async (req, reply) => {
     const p = await principalOf(req, 'mfa');
-    if (p.session.stage !== 'full' && (p.user.hasTotp || p.user.passkeys > 0)) return redirect(reply, '/dashboard/second-factor');
+    if (p.stage !== 'full' && (p.hasTotp || p.passkeys > 0)) return redirect(reply, '/dashboard/second-factor');
     const totp = startTotpEnrolment(common, p);
     const { default: QRCode } = await import('qrcode');
     const qrSvg = await QRCode.toString(totp.uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
-    return sendPage(reply, 200, pages.enrolPage(layout('Second factor', p, p.session.csrfToken), { secret: totp.secret, sealed: totp.sealed, qrSvg }, null));
+    return sendPage(reply, 200, pages.enrolPage(layout('Second factor', p, p.csrfToken), { secret: totp.secret, sealed: totp.sealed, qrSvg }, null));
   });
 
   routes.add('POST', '/api/totp', async (req, reply) => {
@@ -350,7 +362,7 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DaemonDeps, op
     const { token, recoveryCodes } = await confirmTotpEnrolment(common, p, { sealed: field(body, 'sealed'), code: field(body, 'code') }, client(req));
     startBrowserSession(req, reply, token);
     const fresh = await authenticateSession(common, token);
-    return sendPage(reply, 200, pages.recoveryCodesPage(layout('Recovery codes', fresh, fresh.session.csrfToken), recoveryCodes));
+    return sendPage(reply, 200, pages.recoveryCodesPage(layout('Recovery codes', fresh, fresh.csrfToken), recoveryCodes));
   });
 
   routes.add('POST', '/api/passkeys/options', async (req, reply) => {
@@ -369,7 +381,7 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DaemonDeps, op
   routes.add('GET', '/account', async (req, reply) => {
     const p = await principalOf(req);
     const saved = (req.query as { saved?: string }).saved === '1';
-    return sendPage(reply, 200, pages.accountPage(layout('Account', p, p.session.csrfToken), await accountInfo(common, p), saved ? 'Password changed; your other sessions ended.' : null));
+    return sendPage(reply, 200, pages.accountPage(layout('Account', p, p.csrfToken), await accountInfo(common, p), saved ? 'Password changed; your other sessions ended.' : null));
   });
 
   routes.add('POST', '/api/password', async (req, reply) => {
@@ -389,19 +401,19 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DaemonDeps, op
   };
   const pointPage = async (reply: FastifyReply, p: DashboardPrincipal, id: string, extra: { saved?: boolean; test?: TestEventResult | null }) => {
     const point = await pointFor(common, p, id);
-    return sendPage(reply, 200, pages.pointPage(layout(point.name, p, p.session.csrfToken), point, offeredChains(deps.registry), extra));
+    return sendPage(reply, 200, pages.pointPage(layout(point.name, p, p.csrfToken), point, offeredChains(deps.registry), extra));
   };
 
   routes.add('GET', '/points', async (req, reply) => {
     const p = await principalOf(req);
-    return sendPage(reply, 200, pages.pointsPage(layout('Merchant points', p, p.session.csrfToken), await pointsFor(common, p), offeredChains(deps.registry)));
+    return sendPage(reply, 200, pages.pointsPage(layout('Merchant points', p, p.csrfToken), await pointsFor(common, p), offeredChains(deps.registry)));
   });
 
   routes.add('POST', '/api/points', async (req, reply) => {
     const p = await acting(req);
     const body = bodyOf(req);
     const { point, apiSecret } = await createPointFromDashboard(common, deps.registry, p, { name: field(body, 'name'), webhookUrl: field(body, 'webhookUrl'), accepted: fields(body, 'accepted') }, client(req));
-    return sendPage(reply, 201, pages.secretShownPage(layout('Point created', p, p.session.csrfToken), point, apiSecret, false));
+    return sendPage(reply, 201, pages.secretShownPage(layout('Point created', p, p.csrfToken), point, apiSecret, false));
   });
 
   routes.add('GET', '/points/:id', async (req, reply) => {
@@ -427,7 +439,7 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DaemonDeps, op
   routes.add('POST', '/api/points/:id/rotate', async (req, reply) => {
     const p = await acting(req);
     const { point, apiSecret } = await rotateSecretFromDashboard(common, p, pointId(req), field(bodyOf(req), 'confirm'), client(req));
-    return sendPage(reply, 200, pages.secretShownPage(layout('New API secret', p, p.session.csrfToken), point, apiSecret, true));
+    return sendPage(reply, 200, pages.secretShownPage(layout('New API secret', p, p.csrfToken), point, apiSecret, true));
   });
 
   routes.add('POST', '/api/points/:id/active', async (req, reply) => {
@@ -441,14 +453,14 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DaemonDeps, op
 
   routes.add('GET', '/users', async (req, reply) => {
     const p = await principalOf(req);
-    return sendPage(reply, 200, pages.usersPage(layout('Users', p, p.session.csrfToken), await usersForDashboard(common, p), await pointsFor(common, p), null));
+    return sendPage(reply, 200, pages.usersPage(layout('Users', p, p.csrfToken), await usersForDashboard(common, p), await pointsFor(common, p), null));
   });
 
   routes.add('POST', '/api/users', async (req, reply) => {
     const p = await acting(req);
     const body = bodyOf(req);
     const invited = await inviteUser(common, p, { email: field(body, 'email'), role: field(body, 'role'), pointIds: fields(body, 'points') }, client(req));
-    return sendPage(reply, 201, pages.usersPage(layout('Users', p, p.session.csrfToken), await usersForDashboard(common, p), await pointsFor(common, p), { email: invited.user.email, link: invited.setupLink }));
+    return sendPage(reply, 201, pages.usersPage(layout('Users', p, p.csrfToken), await usersForDashboard(common, p), await pointsFor(common, p), { email: invited.user.email, link: invited.setupLink }));
   });
 
   routes.add('POST', '/api/users/:id/active', async (req, reply) => {
@@ -460,7 +472,7 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DaemonDeps, op
 
   routes.add('GET', '/audit', async (req, reply) => {
     const p = await principalOf(req);
-    return sendPage(reply, 200, pages.auditPage(layout('Audit log', p, p.session.csrfToken), await auditForDashboard(common, p)));
+    return sendPage(reply, 200, pages.auditPage(layout('Audit log', p, p.csrfToken), await auditForDashboard(common, p)));
   });
 
   routes.finish();
