@@ -7,12 +7,22 @@ import { parseWebhookUrl } from '../../domain/webhook-url.ts';
 import { withCommon } from '../context.ts';
 import { emit, keyValues, table } from '../output.ts';
 
+/** The shared check's words, under the flag's name. */
+function asFlag<T>(flag: string, check: () => T): T {
+  try {
+    return check();
+  } catch (err) {
+    if (err instanceof UsageError) throw new UsageError(`${flag} ${err.message.replace(/^the name /, '')}`);
+    throw err;
+  }
+}
+
 function parseName(value: string): string {
-  return checkName(value);
+  return asFlag('--name', () => checkName(value));
 }
 
 function parseChains(value: string): string[] {
-  return checkChains(value.split(','));
+  return asFlag('--chains', () => checkChains(value.split(',')));
 }
 
 /** --currencies ethereum:USDT+USDC,tron:USDT */
@@ -23,7 +33,7 @@ function parseCurrencies(value: string): Record<string, string[]> {
     if (!chain || !symbols) throw new UsageError(`--currencies entry ${JSON.stringify(part)} must look like chain:SYM+SYM`);
     out[chain] = symbols.split('+');
   }
-  return checkCurrencies(out);
+  return asFlag('--currencies', () => checkCurrencies(out));
 }
 
 /** --events payment.completed,invoice.paid (webhook event types this point receives) */
