@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-export class Migration20261201000000_dashboard extends Migration {
+export class Migration20261202000000_dashboard extends Migration {
   async up() {
     this.addSql(`create table "audit_entry" ("id" varchar(32) not null, "user_id" varchar(32) null, "actor" varchar(320) not null, "action" varchar(64) not null, "point_id" varchar(32) null, "ip" varchar(64) null, "user_agent" varchar(512) null, "details" jsonb null, "created_at" timestamptz(3) not null, primary key ("id"));`);
     this.addSql(`create index "audit_entry_created_at_index" on "audit_entry" ("created_at");`);

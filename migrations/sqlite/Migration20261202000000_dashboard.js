@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-export class Migration20261201000000_dashboard extends Migration {
+export class Migration20261202000000_dashboard extends Migration {
   async up() {
     this.addSql(`create table \`audit_entry\` (\`id\` text not null primary key, \`user_id\` text null, \`actor\` text not null, \`action\` text not null, \`point_id\` text null, \`ip\` text null, \`user_agent\` text null, \`details\` json null, \`created_at\` datetime not null);`);
     this.addSql(`create index \`audit_entry_created_at_index\` on \`audit_entry\` (\`created_at\`);`);
