@@ -136,7 +136,7 @@ test('transfers, status, refund, sweep and report print coin units with the symb
   assert.deepEqual([usdcRow.amountAtomic, usdcRow.decimals], [AMOUNTS.usdc[0], 6]);
 
   const status = await json<{ sweeps: Json[] }>(['status']);
-  assert.deepEqual(status.sweeps, [{ chain: 'bitcoin', isTestnet: true, symbol: 'BTC', decimals: 8, swept: '0.04900017', pending: '0', sweptAtomic: AMOUNTS.swept[0], pendingAtomic: '0' }]);
+  assert.deepEqual(status.sweeps, [{ chain: 'bitcoin', network: 'TESTNET4', isTestnet: true, symbol: 'BTC', decimals: 8, swept: '0.04900017', pending: '0', sweptAtomic: AMOUNTS.swept[0], pendingAtomic: '0' }]);
 
   const [refundRow] = await json<Json[]>(['refund', 'list']);
   assert.deepEqual([refundRow!.amountAtomic, refundRow!.feeAtomic, refundRow!.feeSymbol, refundRow!.symbol, refundRow!.decimals, 'amount' in refundRow!, 'fee' in refundRow!], [AMOUNTS.refund[0], AMOUNTS.refundFee[0], 'BTC', 'BTC', 8, false, false]);
