@@ -28,8 +28,17 @@ const JettonWalletsSchema = z.looseObject({
 const MessageSent = z.looseObject({ message_hash: z.string().optional() });
 const ErrorSchema = z.looseObject({ error: z.string().optional(), detail: z.unknown().optional() });
 
-const Msg = z.looseObject({ hash: z.string(), destination: z.string().nullable().optional(), opcode: z.union([z.string(), z.number()]).nullable().optional() });
-const TxSchema = z.looseObject({
+// fwd_fee / ihr_fee: what the sender paid to forward an internal message beyond the share in
+// total_fees (null on an external-out message, which has none); see sender-fee.ts.
+const Msg = z.looseObject({
+  hash: z.string(),
+  destination: z.string().nullable().optional(),
+  opcode: z.union([z.string(), z.number()]).nullable().optional(),
+  fwd_fee: decimal.nullable().optional(),
+  ihr_fee: decimal.nullable().optional(),
+});
+/** One transaction as toncenter v3 answers it (/api/v3/transactionsByMessage, /api/v3/transactions), the fields the sweep reads. */
+export const SweepTransactionSchema = z.looseObject({
   account: z.string(),
   hash: z.string(),
   mc_block_seqno: z.number().int().nullable(),
@@ -41,8 +50,8 @@ const TxSchema = z.looseObject({
   }),
   out_msgs: z.array(Msg).optional(),
 });
-export type SweepTransaction = z.infer<typeof TxSchema>;
-const TxsSchema = z.looseObject({ transactions: z.array(TxSchema) });
+export type SweepTransaction = z.infer<typeof SweepTransactionSchema>;
+const TxsSchema = z.looseObject({ transactions: z.array(SweepTransactionSchema) });
 
 export interface AccountState {
   balance: bigint;

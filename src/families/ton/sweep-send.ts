@@ -5,6 +5,7 @@ import type { FamilySweepSender, SignedSweepTx, SweepPlan } from '../sweep.ts';
 import { createLogger } from '../../logger.ts';
 import { tonSweepApi, type SweepTransaction } from './sweep-api.ts';
 import { decodeMessage, OP_JETTON_TRANSFER, readJettonTransfer, readSignedExternal, TonSweepPayloadSchema } from './sweep-messages.ts';
+import { senderFee } from './sender-fee.ts';
 import { short } from './sweep-sign.ts';
 
 // The server's last step of a TON sweep: POST /api/v3/message with the signed external message,
@@ -82,7 +83,8 @@ export const tonSweepSender: FamilySweepSender = {
     const api = tonSweepApi(network, config, quiet());
     const tx = await api.transactionOf(txid);
     if (!tx) return { state: 'unknown' };
-    const fee = tx.total_fees?.toString();
+    // What the order cost the wallet, forwarding fees included (sender-fee.ts: TON's fee rule).
+    const fee = tx.total_fees === undefined ? undefined : senderFee(tx).toString();
     const failed = failure(tx, 'the wallet refused the order');
     if (failed) return { state: 'failed', error: failed, ...(fee ? { fee } : {}) };
     if (tx.mc_block_seqno === null) return { state: 'pending' };
