@@ -25,7 +25,7 @@ test('senderFee() is what the order took off the wallet beside the TON it sent: 
   for (const [i, order] of orders.entries()) {
     const [raw] = order.transactionsByMessage.transactions;
     const tx = SweepTransactionSchema.parse(raw);
-    const sent = (tx.out_msgs ?? []).reduce((s, m) => s + BigInt((m as { value: string }).value), 0n);
+    const sent = (tx.out_msgs ?? []).reduce((s, m) => s + BigInt(String(m.value)), 0n);
     const charged = BigInt(order.balance_before) - BigInt(order.balance_after) - sent;
     assert.equal(senderFee(tx), charged, `order ${i}: the balance fell by the values sent and this fee`);
     // total_fees alone holds only the first share of the forwarding fee: the deposit would hold less than recorded.
