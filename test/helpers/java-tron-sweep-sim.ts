@@ -82,6 +82,8 @@ export interface TronSweepSim {
   advance(ms: bigint): void;
   /** A TRC-20 transfer by `from` (holding the tokens, see mintToken) to `to`, mined in a block of its own; returns its txid. */
   payToken(token: string, from: string, to: string, amount: bigint): string;
+  /** A TRX TransferContract by `from` (funded, see fund) to `to`, creating its account if need be, mined in a block of its own; returns its txid. */
+  payTrx(from: string, to: string, amount: bigint): string;
   /** The head block's number. */
   head(): bigint;
   info(txid: string): Info | undefined;
@@ -403,6 +405,15 @@ export async function startTronSweepSim(options: { tokens: string[] }): Promise<
       const data = `a9059cbb${h41(to).slice(2).padStart(64, '0')}${amount.toString(16).padStart(64, '0')}`;
       const txid = createHash('sha256').update(`payment ${blocks.length} ${from} ${to} ${amount}`).digest('hex');
       record(mine(), txid, { type: 'TriggerSmartContract', owner: h41(from), contract: h41(token), callValue: 0n, data }, 'SUCCESS');
+      return txid;
+    },
+    payTrx: (from, to, amount) => {
+      const owner = acct(h41(from));
+      if (!owner || owner.balance < amount) throw new Error(`${from} holds less than ${amount} sun`);
+      owner.balance -= amount; // the buyer's own bandwidth is not the sweep's concern
+      (acct(h41(to)) ?? create(h41(to))).balance += amount;
+      const txid = createHash('sha256').update(`trx payment ${blocks.length} ${from} ${to} ${amount}`).digest('hex');
+      record(mine(), txid, { type: 'TransferContract', owner: h41(from), to: h41(to), amount }, 'SUCCESS');
       return txid;
     },
     head: () => blocks.at(-1)!.number,
