@@ -162,6 +162,12 @@ test('ton refunds through the CLI with a real indexer: --fee-payer (top-up OWN, 
   assert.equal(second.sent, left - ORDER_FEE, 'the buyer received the rest less the planned fee');
   assert.equal(await balanceOf(over.paymentAddress), ORDER_FEE - second.charged, 'what the order did not use stays');
   await untilOver('the over-paid payment REFUNDED', async () => (await paymentOf(over.id)).status === 'REFUNDED');
+  // The indexer has read the masterchain block that holds the second refund: the deposit's ledger is checked after it.
+  const refundBlock = ton.seqno();
+  await untilOver('indexed past the second refund', async () => {
+    const out = json<{ indexers: { chain: string; block: string }[] }>((await ok(['status', '--json'])).stdout);
+    return BigInt(out.indexers.find((i) => i.chain === 'ton')?.block ?? -1) >= BigInt(refundBlock);
+  });
   const overEvents = (await em().find(WebhookEvent, { paymentId: over.id }, { refresh: true })).map((e) => e.type);
   assert.ok(!overEvents.includes('payment.late_funds'), overEvents.join(', '));
   assert.equal(overEvents.filter((e) => e === 'payment.refunded').length, 1, overEvents.join(', '));
