@@ -8,7 +8,7 @@ import { bitcoinFamily } from './bitcoin/family.ts';
 import { evmFamily } from './evm/family.ts';
 import type { ChainFamilyAdapter, ValidateAddressOptions } from './family.ts';
 import { solanaFamily } from './solana/family.ts';
-import type { ChainSource } from './source.ts';
+import type { ChainSource, ReceiptReader } from './source.ts';
 import { tonFamily } from './ton/family.ts';
 import { tronFamily } from './tron/family.ts';
 
@@ -39,4 +39,10 @@ export function resolveChains(overrides: Record<string, ChainOverride>): Resolve
 export async function createChainSource(network: ResolvedNetwork, config: Config, log: Logger): Promise<ChainSource> {
   const connect = await FAMILIES[network.family].connect();
   return connect(network, config, log);
+}
+
+/** The reader of buyers' claims on a network (ChainSource.receipt), or null where its family has no payment contract. */
+export async function openReceiptReader(network: ResolvedNetwork, log: Logger): Promise<ReceiptReader | null> {
+  const receipts = FAMILIES[network.family].receipts;
+  return receipts ? (await receipts())(network, log) : null;
 }

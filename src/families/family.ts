@@ -1,5 +1,5 @@
 import type { ChainFamily } from '../chains/slugs.ts';
-import type { SourceFactory } from './source.ts';
+import type { ReceiptReaderFactory, SourceFactory } from './source.ts';
 import type { FamilySweepPlanner, FamilySweepSender, FamilySweepSigner, FamilySweepVerifier } from './sweep.ts';
 
 // What a chain family provides: one folder src/families/<family>/ implements this in its family.ts,
@@ -70,6 +70,12 @@ export interface ChainFamilyAdapter {
   paymentUri?: (payment: PaymentUriInput) => string;
   /** The family's chain reader, loaded only by `chaingate index` so serve never loads a chain client. */
   connect(): Promise<SourceFactory>;
+  /**
+   * The reader of a buyer's claims (POST /checkout/…/confirm): the ChainSource's receipt capability
+   * without the indexer's start-up checks, one call per claim. Absent where the family has no payment
+   * contract. A lazy import, so serve loads the chain client only at the first claim.
+   */
+  receipts?(): Promise<ReceiptReaderFactory>;
   /** Money out (src/families/sweep.ts): each step a lazy import, so `sweep sign` loads no chain client. */
   sweep?: {
     planner(): Promise<FamilySweepPlanner>;

@@ -61,6 +61,31 @@ test('use cases, webhooks, indexer, sweeps and reports import no route, no proce
   for (const folder of ['app', 'webhooks', 'indexer', 'sweep', 'report']) assert.deepEqual(crossings(folder, /^(http|daemon|metrics|cli)\//), [], folder);
 });
 
+/** The chain clients and key libraries of the families: only src/families (and the offline tools that sign) load them. */
+const CHAIN_LIBRARY = /^(ethers|bitcoinjs-lib|bip32|ecpair|tronweb|@bitcoinerlab\/|@solana\/|@solana-program\/|@ton\/)/;
+
+/** Every package a file names: static imports and re-exports, dynamic import() and require(). */
+function packagesNamed(text: string): string[] {
+  return [...text.matchAll(/(?:^(?:import|export)[^'"]*from\s+|\bimport\(\s*|\brequire\(\s*)'([^'./][^']*)'/gm)].map((m) => m[1]!);
+}
+
+test('use cases load no chain library: they read the chain through a family (e.g. /confirm through ChainSource.receipt)', () => {
+  const offending = sources(join(SRC, 'app'))
+    .filter((f) => !f.endsWith('.test.ts'))
+    .flatMap((f) => packagesNamed(readFileSync(f, 'utf8')).filter((p) => CHAIN_LIBRARY.test(p)).map((p) => `${relative(SRC, f)} -> ${p}`));
+  assert.deepEqual(offending, []);
+  // The check itself finds each way of loading one.
+  assert.deepEqual(packagesNamed("import { getAddress } from 'ethers';\nconst m = await import('@ton/core');\nrequire('bitcoinjs-lib');\nimport { z } from 'zod';\nimport x from './x.ts';"), ['ethers', '@ton/core', 'bitcoinjs-lib', 'zod']);
+});
+
+test('chain facts have one writer: only the ledger (src/indexer/ledger.ts) records or un-credits a transfer', () => {
+  const writers = sources(SRC)
+    .filter((f) => !f.endsWith('.test.ts') && relative(SRC, f) !== 'store/lifecycle.ts')
+    .filter((f) => /\b(recordTransfer|markReorged)\b/.test(readFileSync(f, 'utf8')))
+    .map((f) => relative(SRC, f));
+  assert.deepEqual(writers, ['indexer/ledger.ts']);
+});
+
 test('routes import nothing from the store, types included: they call use cases in src/app', () => {
   assert.deepEqual(crossings('http', /^store\//), []);
 });

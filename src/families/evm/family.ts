@@ -25,6 +25,7 @@ export const evmFamily: ChainFamilyAdapter = {
     return atomic === null ? base : `${base}?value=${atomic}`;
   },
   connect: async () => (await import('./connect.ts')).connectEvm,
+  receipts: async () => (await import('./receipt.ts')).evmReceiptReader,
   sweep: {
     planner: async () => (await import('./sweep-plan.ts')).evmSweepPlanner,
     signer: async () => (await import('./sweep-sign.ts')).evmSweepSigner,
