@@ -61,8 +61,33 @@ export interface PaymentUriInput {
   tokenAddress: string | null;
 }
 
+/** The family's own coin: the native coin of its chains unless a chain names another (POL, BNB, AVAX on EVM chains). */
+export interface FamilyCoin {
+  symbol: string;
+  /** The name of its smallest unit, as commands print atomic amounts ("21000 wei"). */
+  atomicUnit: string;
+  /** Its CoinGecko id, for the HTTP rate source (docs/pricing.md). */
+  rateId: string;
+}
+
+/** A form of secret key the family's wallets export, refused wherever a public key is asked for (src/families/key-material.ts). */
+export interface SecretKeyForm {
+  /** What the refusal calls it, never repeating the value: "a Solana secret key (64 bytes in base58)". */
+  what: string;
+  test(text: string): boolean;
+}
+
+/**
+ * The family's descriptor: everything particular to it, in its folder's family.ts. Every list,
+ * table or switch of families elsewhere is derived from these (src/families/families.ts).
+ */
 export interface ChainFamilyAdapter {
   family: ChainFamily;
+  /** How messages name the family: "EVM", "Bitcoin". */
+  label: string;
+  native: FamilyCoin;
+  /** Key-file rules: the secret forms its wallets export, beyond the ones every family shares (seed phrases, raw and extended private keys). */
+  secretKeyForms?: readonly SecretKeyForm[];
   addresses: FamilyAddresses;
   /** Absent where the family's wallets do not derive from an xpub: the pool is seeded from an address list. */
   keys?: FamilyKeys;

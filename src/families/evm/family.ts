@@ -4,6 +4,8 @@ import { evmAddresses } from './address.ts';
 
 export const evmFamily: ChainFamilyAdapter = {
   family: 'evm',
+  label: 'EVM',
+  native: { symbol: 'ETH', atomicUnit: 'wei', rateId: 'ethereum' },
   addresses: evmAddresses,
   keys: {
     fromPublicKey: evmAddresses.fromPublicKey,
