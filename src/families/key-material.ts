@@ -4,8 +4,7 @@ import type { BIP32Interface } from 'bip32';
 import * as ecc from '@bitcoinerlab/secp256k1';
 import { UsageError } from '../domain/errors.ts';
 import { decodeBase58Check } from './base58check.ts';
-import { secretKeyForms } from './families.ts';
-import type { AddressScript, ExtendedKeyKind } from './family.ts';
+import type { AddressScript, ExtendedKeyKind, SecretKeyForm } from './family.ts';
 
 // chaingate is watch-only: it derives deposit addresses from an account-level extended PUBLIC key
 // and must never be handed anything that can spend. Every refusal below describes what was seen
@@ -45,8 +44,12 @@ const EMBEDDED_EXTENDED_PRIVATE_RE = /(^|[(\],\s])[a-zA-Z]prv[1-9A-HJ-NP-Za-km-z
 const DESCRIPTOR_RE = /^[a-z]+\(/;
 const WORD_RE = /^[a-zA-Z]+$/;
 
-/** Throws UsageError when the input looks like private key material of any common kind; returns otherwise. */
-export function assertPublicKeyMaterial(input: string): void {
+/**
+ * Throws UsageError when the input looks like private key material of any common kind, or of a form
+ * one family's wallets export (`familyForms`: secretKeyForms() of src/families/families.ts, passed in
+ * so this file needs no list of families); returns otherwise.
+ */
+export function assertPublicKeyMaterial(input: string, familyForms: readonly SecretKeyForm[]): void {
   const text = input.trim();
   const words = text.split(/[\s,]+/).filter((w) => w !== '');
   if (words.length >= 12 && words.length <= 25 && words.every((w) => WORD_RE.test(w))) {
@@ -66,7 +69,7 @@ export function assertPublicKeyMaterial(input: string): void {
     }
   }
   // The forms particular to one family's wallets (a family's descriptor names them).
-  for (const form of secretKeyForms()) if (form.test(text)) throw new UsageError(`refused: this looks like ${form.what}. ${WATCH_ONLY}`);
+  for (const form of familyForms) if (form.test(text)) throw new UsageError(`refused: this looks like ${form.what}. ${WATCH_ONLY}`);
 }
 
 export interface ParsedExtendedKey {
@@ -74,9 +77,9 @@ export interface ParsedExtendedKey {
   kind: ExtendedKeyKind;
 }
 
-/** Parses any single- or multi-signature extended public key, refusing private material first. */
-export function parseExtendedPublicKey(input: string): ParsedExtendedKey {
-  assertPublicKeyMaterial(input);
+/** Parses any single- or multi-signature extended public key, refusing private material first (the families' forms too where the caller names them). */
+export function parseExtendedPublicKey(input: string, familyForms: readonly SecretKeyForm[] = []): ParsedExtendedKey {
+  assertPublicKeyMaterial(input, familyForms);
   const text = input.trim();
   const payload = decodeBase58Check(text);
   if (payload === null || payload.length !== EXTENDED_KEY_BYTES) {

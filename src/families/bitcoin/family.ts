@@ -1,13 +1,13 @@
-import { decodeBase58Check } from '../base58check.ts';
 import type { ChainFamilyAdapter } from '../family.ts';
 import { checkBitcoinKeyKind } from './account-keys.ts';
 import { bitcoinAddresses } from './address.ts';
+import { bitcoinSecretKeyForms } from './secret-forms.ts';
 
 export const bitcoinFamily: ChainFamilyAdapter = {
   family: 'bitcoin',
   label: 'Bitcoin',
   native: { symbol: 'BTC', atomicUnit: 'sat', rateId: 'bitcoin' },
-  secretKeyForms: [{ what: 'a WIF private key', test: isWif }],
+  secretKeyForms: bitcoinSecretKeyForms,
   addresses: bitcoinAddresses,
   keys: {
     fromPublicKey: bitcoinAddresses.fromPublicKey,
@@ -25,11 +25,3 @@ export const bitcoinFamily: ChainFamilyAdapter = {
     verifier: async () => (await import('./sweep-verify.ts')).bitcoinSweepVerifier,
   },
 };
-
-const WIF_VERSIONS = new Set([0x80, 0xef]);
-
-/** Wallet Import Format: a version byte (mainnet 0x80, testnet 0xef), the 32-byte key and an optional 0x01 (compressed), base58check. */
-function isWif(text: string): boolean {
-  const payload = decodeBase58Check(text);
-  return payload !== null && (payload.length === 33 || (payload.length === 34 && payload[33] === 0x01)) && WIF_VERSIONS.has(payload[0] ?? -1);
-}
