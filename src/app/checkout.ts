@@ -15,6 +15,7 @@ import { gatewayCheckoutView } from '../domain/views.ts';
 import { availabilityOf } from './availability.ts';
 import type { DaemonDeps } from './deps.ts';
 import { idempotentWrite, storedAnswer, type WriteOutcome, type WriteRequest } from './idempotent-write.ts';
+import { contractFamilies, familyLabels, hasPaymentContract } from '../families/families.ts';
 
 /** A payment window never outlasts its invoice (spec: min(now + 30 min, invoice.expiresAt)). */
 export const PAYMENT_WINDOW_MS = 30 * 60_000;
@@ -179,8 +180,8 @@ function resolvePair(deps: DaemonDeps, merchant: InvoiceSnapshot['merchant'], in
 }
 
 function contractFor(network: ResolvedNetwork, input: CheckoutInput): { address: string; treasury: string } {
-  if (network.family !== 'evm') {
-    throw new GatewayError('BLOCKCHAIN_NOT_SUPPORTED', `Method ${input.method} works on EVM chains only, not ${network.chain}; use method "direct"`);
+  if (!hasPaymentContract(network.family)) {
+    throw new GatewayError('BLOCKCHAIN_NOT_SUPPORTED', `Method ${input.method} works on ${familyLabels(contractFamilies())} chains only, not ${network.chain}; use method "direct"`);
   }
   if (!network.paymentContract || !network.treasury) {
     throw new GatewayError('CONTRACT_NOT_CONFIGURED', `No payment contract is configured for ${network.chain}; use method "direct"`);

@@ -2,7 +2,7 @@ import type { ResolvedRegistry } from '../chains/registry.ts';
 import type { Common } from '../common.ts';
 import type { RateSource } from '../domain/rate-source.ts';
 import { createRateSourceFromConfig } from '../domain/rate-source-config.ts';
-import { resolveChains } from '../families/families.ts';
+import { coinRateIds, resolveChains } from '../families/families.ts';
 
 /** What the daemon's routes and workers share: the common bag plus the resolved registry and rates. */
 export interface DaemonDeps {
@@ -15,6 +15,6 @@ export function createDeps(common: Common): DaemonDeps {
   return {
     common,
     registry: resolveChains(common.config.chains),
-    rates: createRateSourceFromConfig(common.config.pricing),
+    rates: createRateSourceFromConfig(common.config.pricing, coinRateIds()),
   };
 }

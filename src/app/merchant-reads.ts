@@ -6,13 +6,14 @@ import { invoicePayments, latestPayment, loadInvoice } from '../store/invoices.t
 import { listPayments, loadPayment, loadPaymentWithInvoice } from '../store/payments.ts';
 import { poolReader } from '../store/raw-sql.ts';
 import { refundsOfPayment } from '../store/refunds.ts';
+import type { InvoiceStatus, InvoiceWithPayments, PaymentList, RefundList } from '../sdk/wire.ts';
 import type { DaemonDeps } from './deps.ts';
 
 // The signed gateway's reads, each scoped to the merchant point of the request's key and shown
 // after the expiry rules ran.
 
 /** GET /api/v1/invoices/{id}: the invoice and its payments, oldest first. */
-export async function merchantInvoice(deps: DaemonDeps, merchantId: string, invoiceId: string) {
+export async function merchantInvoice(deps: DaemonDeps, merchantId: string, invoiceId: string): Promise<InvoiceWithPayments> {
   const { db } = deps.common;
   const invoice = await loadInvoice(db, invoiceId, merchantId);
   const payments = await invoicePayments(db, invoice.id);
@@ -20,7 +21,7 @@ export async function merchantInvoice(deps: DaemonDeps, merchantId: string, invo
 }
 
 /** GET /api/v1/invoices/{id}/status. */
-export async function merchantInvoiceStatus(deps: DaemonDeps, merchantId: string, invoiceId: string) {
+export async function merchantInvoiceStatus(deps: DaemonDeps, merchantId: string, invoiceId: string): Promise<InvoiceStatus> {
   const { db } = deps.common;
   const invoice = await loadInvoice(db, invoiceId, merchantId);
   const latest = await latestPayment(db, invoice.id);
@@ -43,7 +44,7 @@ export interface PaymentListQuery {
 }
 
 /** GET /api/v1/payments: newest first, with the spec's pagination. */
-export async function merchantPayments(deps: DaemonDeps, merchantId: string, query: PaymentListQuery) {
+export async function merchantPayments(deps: DaemonDeps, merchantId: string, query: PaymentListQuery): Promise<PaymentList> {
   const { items, pagination } = await listPayments(deps.common.db, { merchantId, ...query });
   return { items: items.map((p) => paymentView(p, p.invoice)), pagination };
 }
@@ -55,7 +56,7 @@ export async function merchantPayment(deps: DaemonDeps, merchantId: string, paym
 }
 
 /** GET /api/v1/payments/{id}/refunds: the payment's refunds, oldest first (docs/refunds.md#on-the-api). */
-export async function merchantPaymentRefunds(deps: DaemonDeps, merchantId: string, paymentId: string) {
+export async function merchantPaymentRefunds(deps: DaemonDeps, merchantId: string, paymentId: string): Promise<RefundList> {
   const { db } = deps.common;
   const payment = await loadPayment(db, paymentId, merchantId);
   const native = CHAIN_DEFAULTS[payment.blockchain as ChainSlug].native;

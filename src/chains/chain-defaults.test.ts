@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { loadConfig } from '../config/load-config.ts';
 import { CHAIN_DEFAULTS } from './chain-defaults.ts';
 import { getNetwork } from './registry.ts';
@@ -26,4 +27,14 @@ test('bitcoin: with the shipped config the indexer asks for the tip every 15-30 
     const pollMs = Math.max(network.pollMs ?? network.blockTimeMs, config.indexer.minPollMs);
     assert.ok(pollMs >= 15_000 && pollMs <= 30_000, `bitcoin ${testnet ? 'testnet' : 'mainnet'} polls every ${pollMs} ms`);
   }
+});
+
+test('the built-in registry holds exactly the values it held when each chain was written out by hand (test/fixtures/chain-defaults.json)', () => {
+  const snapshot = JSON.parse(readFileSync(new URL('../../test/fixtures/chain-defaults.json', import.meta.url), 'utf8'));
+  assert.deepStrictEqual(JSON.parse(JSON.stringify(CHAIN_DEFAULTS)), snapshot);
+  // Token order is the display order; deepStrictEqual does not look at key order.
+  for (const [slug, chain] of Object.entries(CHAIN_DEFAULTS)) {
+    for (const net of ['mainnet', 'testnet'] as const) assert.deepEqual(Object.keys(chain[net].tokens), Object.keys(snapshot[slug][net].tokens), `${slug} ${net}`);
+  }
+  assert.deepEqual(Object.keys(CHAIN_DEFAULTS), Object.keys(snapshot));
 });

@@ -4,6 +4,8 @@ import type { ChainFamily, ChainSlug } from './slugs.ts';
 // `chains.<slug>.<mainnet|testnet>` (see docs/chains.md); src/chains/registry.ts does the merge.
 // Every contract address below was checked against the issuer's page or an explorer, named in
 // the comment beside it; registry.test.ts re-validates each one with its family's address checker.
+// Each chain states only what is its own; what every chain of a family shares comes from
+// FAMILY_DEFAULTS, and `chain()` puts the two together.
 
 export interface CoinSpec {
   symbol: string;
@@ -48,21 +50,86 @@ export interface ChainDefaults {
   testnet: NetworkDefaults;
 }
 
-const ETH: CoinSpec = { symbol: 'ETH', decimals: 18 };
+/** What every chain of a family has unless the chain says otherwise. */
+interface FamilyDefaults {
+  /** The family's own coin (an EVM chain may run on another: POL, BNB, AVAX). */
+  native: CoinSpec;
+  /** Whether the family's transactions carry a numeric chain id (each network then names its own). */
+  chainIds: boolean;
+  pollMs?: number;
+  /** EVM: EIP-7702 on both networks unless the chain says otherwise. */
+  eip7702?: boolean;
+}
+
+const FAMILY_DEFAULTS: Readonly<Record<ChainFamily, FamilyDefaults>> = {
+  evm: { native: { symbol: 'ETH', decimals: 18 }, chainIds: true, eip7702: true },
+  // A block is found every 10 minutes on average but often within one: ask for the tip every 20 s.
+  bitcoin: { native: { symbol: 'BTC', decimals: 8 }, chainIds: false, pollMs: 20_000 },
+  tron: { native: { symbol: 'TRX', decimals: 6 }, chainIds: false },
+  solana: { native: { symbol: 'SOL', decimals: 9 }, chainIds: false },
+  // Masterchain blocks come every 400 ms; one poll every 5 s reads them in one call (the spec's floor).
+  ton: { native: { symbol: 'TON', decimals: 9 }, chainIds: false, pollMs: 5_000 },
+};
+
+/** One network as a chain states it: its name (testnets), id (EVM), label, endpoint, depth and tokens; the block time where it differs from the chain's. */
+interface NetworkSpec {
+  network?: string;
+  chainId?: number;
+  label: string;
+  blockTimeMs?: number;
+  rpcUrl: string;
+  requiredConfirmations: number;
+  tokens: Readonly<Record<string, TokenDefault>>;
+}
+
+interface ChainSpec {
+  name: string;
+  family: ChainFamily;
+  /** Only where it is not the family's coin. */
+  native?: CoinSpec;
+  blockTimeMs: number;
+  /** EVM: only where it is not the family's default. */
+  eip7702?: boolean;
+  /** The spec's token matrix follows the mainnet's tokens, in their order. */
+  mainnet: NetworkSpec;
+  testnet: NetworkSpec & { network: string };
+}
+
+function chain(spec: ChainSpec): ChainDefaults {
+  const family = FAMILY_DEFAULTS[spec.family];
+  const network = (side: NetworkSpec, name: string): NetworkDefaults => {
+    if (family.chainIds !== (side.chainId !== undefined)) throw new Error(`${spec.name} ${name}: a ${spec.family} network ${family.chainIds ? 'needs' : 'has no'} chain id`);
+    return {
+      network: side.network ?? name,
+      chainId: side.chainId ?? null,
+      label: side.label,
+      blockTimeMs: side.blockTimeMs ?? spec.blockTimeMs,
+      rpcUrl: side.rpcUrl,
+      requiredConfirmations: side.requiredConfirmations,
+      tokens: side.tokens,
+      ...(family.pollMs === undefined ? {} : { pollMs: family.pollMs }),
+      ...(family.eip7702 === undefined ? {} : { eip7702: spec.eip7702 ?? family.eip7702 }),
+    };
+  };
+  return {
+    name: spec.name,
+    family: spec.family,
+    native: spec.native ?? family.native,
+    tokenSymbols: Object.keys(spec.mainnet.tokens),
+    mainnet: network(spec.mainnet, 'MAINNET'),
+    testnet: network(spec.testnet, spec.testnet.network),
+  };
+}
 
 export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
-  ethereum: {
+  ethereum: chain({
     name: 'Ethereum',
     family: 'evm',
-    native: ETH,
-    tokenSymbols: ['USDT', 'USDC'],
+    blockTimeMs: 12_000,
     mainnet: {
-      network: 'MAINNET',
       // EIP-7702: Pectra (Prague), 7 May 2025.
-      eip7702: true,
       chainId: 1,
       label: 'Ethereum mainnet',
-      blockTimeMs: 12_000,
       rpcUrl: 'https://ethereum-rpc.publicnode.com',
       requiredConfirmations: 12,
       tokens: {
@@ -75,10 +142,8 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     testnet: {
       network: 'SEPOLIA',
       // EIP-7702: Pectra (Prague), 5 March 2025.
-      eip7702: true,
       chainId: 11_155_111,
       label: 'Ethereum Sepolia testnet',
-      blockTimeMs: 12_000,
       rpcUrl: 'https://ethereum-sepolia-rpc.publicnode.com',
       requiredConfirmations: 3,
       tokens: {
@@ -86,20 +151,17 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
         USDC: { address: '0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238', decimals: 6 },
       },
     },
-  },
+  }),
 
-  polygon: {
+  polygon: chain({
     name: 'Polygon',
     family: 'evm',
     native: { symbol: 'POL', decimals: 18 },
-    tokenSymbols: ['USDT', 'USDC'],
+    blockTimeMs: 2_000,
     mainnet: {
-      network: 'MAINNET',
       // EIP-7702: Bhilai hard fork, July 2025.
-      eip7702: true,
       chainId: 137,
       label: 'Polygon PoS mainnet',
-      blockTimeMs: 2_000,
       rpcUrl: 'https://polygon-rpc.com',
       requiredConfirmations: 128,
       tokens: {
@@ -112,10 +174,8 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     testnet: {
       network: 'AMOY',
       // EIP-7702: Bhilai hard fork, on Amoy before mainnet.
-      eip7702: true,
       chainId: 80_002,
       label: 'Polygon Amoy testnet',
-      blockTimeMs: 2_000,
       rpcUrl: 'https://rpc-amoy.polygon.technology',
       requiredConfirmations: 16,
       tokens: {
@@ -123,21 +183,18 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
         USDC: { address: '0x41E94Eb019C0762f9Bfcf9Fb1E58725BfB0e7582', decimals: 6 },
       },
     },
-  },
+  }),
 
-  bsc: {
+  bsc: chain({
     name: 'BNB Smart Chain',
     family: 'evm',
     native: { symbol: 'BNB', decimals: 18 },
-    tokenSymbols: ['USDT', 'USDC'],
+    // 0.75 s since the Maxwell hard fork (BEP-524, June 2025).
+    blockTimeMs: 750,
     mainnet: {
-      network: 'MAINNET',
       // EIP-7702: Pascal hard fork, 20 March 2025.
-      eip7702: true,
       chainId: 56,
       label: 'BNB Smart Chain mainnet',
-      // 0.75 s since the Maxwell hard fork (BEP-524, June 2025).
-      blockTimeMs: 750,
       // Not bsc-dataseed.bnbchain.org: BNB Chain's own dataseed endpoints disable eth_getLogs
       // ("method eth_getLogs does not exist/is not available"), which the indexer cannot do without.
       rpcUrl: 'https://bsc-rpc.publicnode.com',
@@ -152,29 +209,23 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     testnet: {
       network: 'BSC_TESTNET',
       // EIP-7702: Pascal hard fork, 25 February 2025.
-      eip7702: true,
       chainId: 97,
       label: 'BNB Smart Chain testnet',
-      blockTimeMs: 750,
       rpcUrl: 'https://bsc-testnet-rpc.publicnode.com',
       requiredConfirmations: 5,
       // Neither Tether nor Circle publishes an official BSC testnet token: native BNB only.
       tokens: {},
     },
-  },
+  }),
 
-  arbitrum: {
+  arbitrum: chain({
     name: 'Arbitrum One',
     family: 'evm',
-    native: ETH,
-    tokenSymbols: ['USDT', 'USDC'],
+    blockTimeMs: 250,
     mainnet: {
-      network: 'MAINNET',
       // EIP-7702: ArbOS 40 "Callisto", June 2025.
-      eip7702: true,
       chainId: 42_161,
       label: 'Arbitrum One mainnet',
-      blockTimeMs: 250,
       rpcUrl: 'https://arb1.arbitrum.io/rpc',
       requiredConfirmations: 240,
       tokens: {
@@ -187,10 +238,8 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     testnet: {
       network: 'ARBITRUM_SEPOLIA',
       // EIP-7702: ArbOS 40 "Callisto", on Sepolia before mainnet.
-      eip7702: true,
       chainId: 421_614,
       label: 'Arbitrum Sepolia testnet',
-      blockTimeMs: 250,
       rpcUrl: 'https://sepolia-rollup.arbitrum.io/rpc',
       requiredConfirmations: 40,
       tokens: {
@@ -198,20 +247,16 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
         USDC: { address: '0x75faf114eafb1BDbe2F0316DF893fd58CE46AA4d', decimals: 6 },
       },
     },
-  },
+  }),
 
-  optimism: {
+  optimism: chain({
     name: 'OP Mainnet',
     family: 'evm',
-    native: ETH,
-    tokenSymbols: ['USDT', 'USDC'],
+    blockTimeMs: 2_000,
     mainnet: {
-      network: 'MAINNET',
       // EIP-7702: OP Stack Isthmus upgrade, 9 May 2025.
-      eip7702: true,
       chainId: 10,
       label: 'Optimism mainnet',
-      blockTimeMs: 2_000,
       rpcUrl: 'https://mainnet.optimism.io',
       requiredConfirmations: 30,
       tokens: {
@@ -226,10 +271,8 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     testnet: {
       network: 'OPTIMISM_SEPOLIA',
       // EIP-7702: OP Stack Isthmus upgrade, 17 April 2025.
-      eip7702: true,
       chainId: 11_155_420,
       label: 'Optimism Sepolia testnet',
-      blockTimeMs: 2_000,
       rpcUrl: 'https://sepolia.optimism.io',
       requiredConfirmations: 10,
       tokens: {
@@ -237,20 +280,16 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
         USDC: { address: '0x5fd84259d66Cd46123540766Be93DFE6D43130D7', decimals: 6 },
       },
     },
-  },
+  }),
 
-  base: {
+  base: chain({
     name: 'Base',
     family: 'evm',
-    native: ETH,
-    tokenSymbols: ['USDC'],
+    blockTimeMs: 2_000,
     mainnet: {
-      network: 'MAINNET',
       // EIP-7702: OP Stack Isthmus upgrade, 9 May 2025.
-      eip7702: true,
       chainId: 8_453,
       label: 'Base mainnet',
-      blockTimeMs: 2_000,
       rpcUrl: 'https://mainnet.base.org',
       requiredConfirmations: 30,
       tokens: {
@@ -261,10 +300,8 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     testnet: {
       network: 'BASE_SEPOLIA',
       // EIP-7702: OP Stack Isthmus upgrade, 17 April 2025.
-      eip7702: true,
       chainId: 84_532,
       label: 'Base Sepolia testnet',
-      blockTimeMs: 2_000,
       rpcUrl: 'https://sepolia.base.org',
       requiredConfirmations: 10,
       tokens: {
@@ -272,20 +309,18 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
         USDC: { address: '0x036CbD53842c5426634e7929541eC2318f3dCF7e', decimals: 6 },
       },
     },
-  },
+  }),
 
-  avalanche: {
+  avalanche: chain({
     name: 'Avalanche C-Chain',
     family: 'evm',
     native: { symbol: 'AVAX', decimals: 18 },
-    tokenSymbols: ['USDT', 'USDC'],
+    blockTimeMs: 2_000,
+    // No EIP-7702: Avalanche's variant (ACP-209) changes nonce and balance rules and was not activated as EIP-7702; top-ups instead.
+    eip7702: false,
     mainnet: {
-      network: 'MAINNET',
-      // No EIP-7702: Avalanche's variant (ACP-209) changes nonce and balance rules and was not activated as EIP-7702; top-ups instead.
-      eip7702: false,
       chainId: 43_114,
       label: 'Avalanche C-Chain mainnet',
-      blockTimeMs: 2_000,
       rpcUrl: 'https://api.avax.network/ext/bc/C/rpc',
       requiredConfirmations: 12,
       tokens: {
@@ -297,11 +332,8 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     },
     testnet: {
       network: 'FUJI',
-      // No EIP-7702: Avalanche's variant (ACP-209) changes nonce and balance rules and was not activated as EIP-7702; top-ups instead.
-      eip7702: false,
       chainId: 43_113,
       label: 'Avalanche Fuji testnet',
-      blockTimeMs: 2_000,
       rpcUrl: 'https://api.avax-test.network/ext/bc/C/rpc',
       requiredConfirmations: 3,
       tokens: {
@@ -309,48 +341,35 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
         USDC: { address: '0x5425890298aed601595a70AB815c96711a31Bc65', decimals: 6 },
       },
     },
-  },
+  }),
 
-  bitcoin: {
+  bitcoin: chain({
     name: 'Bitcoin',
     family: 'bitcoin',
-    native: { symbol: 'BTC', decimals: 8 },
-    tokenSymbols: [],
+    blockTimeMs: 600_000,
     mainnet: {
-      network: 'MAINNET',
-      chainId: null,
       label: 'Bitcoin mainnet',
-      blockTimeMs: 600_000,
       // An Esplora-compatible REST API base.
       rpcUrl: 'https://mempool.space/api',
       requiredConfirmations: 3,
-      // A block is found every 10 minutes on average but often within one: ask for the tip every 20 s.
-      pollMs: 20_000,
       tokens: {},
     },
     testnet: {
       // testnet4 (BIP94) rather than signet: proof-of-work and reorgs like mainnet; addresses and keys are the same tb1/tpub/vpub.
       network: 'TESTNET4',
-      chainId: null,
       label: 'Bitcoin testnet4',
-      blockTimeMs: 600_000,
       rpcUrl: 'https://mempool.space/testnet4/api',
       requiredConfirmations: 2,
-      pollMs: 20_000,
       tokens: {},
     },
-  },
+  }),
 
-  tron: {
+  tron: chain({
     name: 'Tron',
     family: 'tron',
-    native: { symbol: 'TRX', decimals: 6 },
-    tokenSymbols: ['USDT'],
+    blockTimeMs: 3_000,
     mainnet: {
-      network: 'MAINNET',
-      chainId: null,
       label: 'Tron mainnet',
-      blockTimeMs: 3_000,
       // java-tron's Ethereum-compatible JSON-RPC, which the indexer reads (docs/indexers.md)
       rpcUrl: 'https://api.trongrid.io/jsonrpc',
       requiredConfirmations: 19,
@@ -361,27 +380,21 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     },
     testnet: {
       network: 'NILE',
-      chainId: null,
       label: 'Tron Nile testnet',
-      blockTimeMs: 3_000,
       rpcUrl: 'https://nile.trongrid.io/jsonrpc',
       requiredConfirmations: 19,
       // Tether publishes no Nile token; community "USDT" test contracts vary, so native TRX only.
       tokens: {},
     },
-  },
+  }),
 
-  solana: {
+  solana: chain({
     name: 'Solana',
     family: 'solana',
-    native: { symbol: 'SOL', decimals: 9 },
-    tokenSymbols: ['USDC'],
+    // Slot time; confirmations on Solana are counted in slots.
+    blockTimeMs: 400,
     mainnet: {
-      network: 'MAINNET',
-      chainId: null,
       label: 'Solana mainnet',
-      // Slot time; confirmations on Solana are counted in slots.
-      blockTimeMs: 400,
       rpcUrl: 'https://api.mainnet-beta.solana.com',
       requiredConfirmations: 32,
       tokens: {
@@ -391,9 +404,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     },
     testnet: {
       network: 'DEVNET',
-      chainId: null,
       label: 'Solana devnet',
-      blockTimeMs: 400,
       rpcUrl: 'https://api.devnet.solana.com',
       requiredConfirmations: 32,
       tokens: {
@@ -401,24 +412,18 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
         USDC: { address: '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU', decimals: 6 },
       },
     },
-  },
+  }),
 
-  ton: {
+  ton: chain({
     name: 'TON',
     family: 'ton',
-    native: { symbol: 'TON', decimals: 9 },
-    tokenSymbols: ['USDT'],
+    // About 400 ms since the Catchain 2.0 ("sub-second") upgrade of April 2026: https://docs.ton.org/ecosystem/subsecond
+    blockTimeMs: 400,
     mainnet: {
-      network: 'MAINNET',
-      chainId: null,
       label: 'TON mainnet',
-      // About 400 ms since the Catchain 2.0 ("sub-second") upgrade of April 2026: https://docs.ton.org/ecosystem/subsecond
-      blockTimeMs: 400,
       // toncenter's base URL: the indexer reads its API v3 (/api/v3/…; docs/indexers.md).
       rpcUrl: 'https://toncenter.com',
       requiredConfirmations: 5,
-      // Masterchain blocks come every 400 ms; one poll every 5 s reads them in one call (the spec's floor).
-      pollMs: 5_000,
       tokens: {
         // Tether USD₮ jetton master: https://docs.ton.org/develop/dapps/asset-processing/usdt ; https://tonviewer.com/EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDs
         USDT: { address: 'EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDs', decimals: 6 },
@@ -426,14 +431,12 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     },
     testnet: {
       network: 'TESTNET',
-      chainId: null,
       label: 'TON testnet',
       blockTimeMs: 450,
       rpcUrl: 'https://testnet.toncenter.com',
       requiredConfirmations: 5,
-      pollMs: 5_000,
       // Tether publishes no testnet jetton master: native TON only.
       tokens: {},
     },
-  },
+  }),
 };

@@ -1,14 +1,13 @@
 import type { Config } from '../config/schema.ts';
-import type { ChainFamily } from '../chains/slugs.ts';
 import { formatUnits } from '../domain/money.ts';
-import { resolveChains } from '../families/families.ts';
+import { atomicUnits, resolveChains } from '../families/families.ts';
 
 // What commands print for an amount held as atomic units (sweep and refund broadcasts, sweep show,
 // transfers): coin units with the symbol ("0.00831233233303932 ETH"), never a bare atomic number
 // labelled as a coin. Where an atomic figure is the useful one it carries its unit's name.
 
-/** The name of each family's smallest unit of its native coin. */
-export const ATOMIC_UNIT: Readonly<Record<ChainFamily, string>> = { evm: 'wei', bitcoin: 'sat', solana: 'lamports', ton: 'nanotons', tron: 'sun' };
+/** The name of each family's smallest unit of its native coin (the family's descriptor names it). */
+export const ATOMIC_UNIT: Readonly<Record<string, string>> = atomicUnits();
 
 export interface CoinUnits {
   /** `amount` atomic units of `symbol` in coin units with the symbol; a symbol the network does not know is labelled atomic. */

@@ -211,6 +211,11 @@ function sameAddress(a: string | null | undefined, b: string | null | undefined)
   return (a ?? '').toLowerCase() === (b ?? '').toLowerCase();
 }
 
+/** A transfer's coin is the payment's: the native coin (no token) for a native payment, else the same token contract. */
+export function sameCoin(token: string | null, paymentToken: string | null | undefined): boolean {
+  return token === null ? !paymentToken : sameAddress(token, paymentToken);
+}
+
 /**
  * What a transfer means for its payment, from chain facts alone (spec rules 10 and 12): amounts
  * never block; funds sent after the window closed are not credited; funds after the payment
@@ -220,7 +225,7 @@ function sameAddress(a: string | null | undefined, b: string | null | undefined)
 export function classifyTransfer(t: TransferFacts, payment: PaymentFacts | null): Classification {
   if (!payment) return { status: 'UNMATCHED', note: 'no payment uses this address or externalId', lateReason: null };
   if (t.reverted) return { status: 'REVERTED', note: t.revertReason ?? 'transaction reverted on chain', lateReason: null };
-  const coinMatches = t.token === null ? !payment.tokenAddress : sameAddress(t.token, payment.tokenAddress);
+  const coinMatches = sameCoin(t.token, payment.tokenAddress);
   if (!coinMatches) {
     const note = t.token ? `token ${t.token} is not the registry's ${payment.cryptoCurrency} contract` : `native coin sent to a ${payment.cryptoCurrency} payment`;
     return { status: 'NOT_CREDITED', note, lateReason: null };

@@ -13,7 +13,7 @@ export interface PricingSourceConfig {
  * The rate source the `pricing:` config describes, with the stablecoin peg applied. With the static
  * source an explicit table entry for a pegged pair (say USDT/USD "0.999") wins over the peg.
  */
-export function createRateSourceFromConfig(config: PricingSourceConfig): RateSource {
+export function createRateSourceFromConfig(config: PricingSourceConfig, coinIds: Readonly<Record<string, string>>): RateSource {
   const pegs = { ...(config.pegs ?? DEFAULT_PEGS) };
   if (config.source === 'static') {
     for (const [symbol, fiat] of Object.entries(pegs)) {
@@ -21,6 +21,6 @@ export function createRateSourceFromConfig(config: PricingSourceConfig): RateSou
       if (entry && Object.keys(entry).some((f) => f.toUpperCase() === fiat.toUpperCase())) delete pegs[symbol];
     }
   }
-  const inner = config.source === 'static' ? createStaticRateSource(config.static) : createHttpRateSource(config.http);
+  const inner = config.source === 'static' ? createStaticRateSource(config.static) : createHttpRateSource({ ...config.http, coinIds });
   return createPeggedRateSource(inner, { pegs });
 }

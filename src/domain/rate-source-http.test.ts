@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { coinRateIds } from '../families/families.ts';
 import { createHttpRateSource, jsonNumberToDecimal, parseSimplePrice } from './rate-source-http.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -36,7 +37,7 @@ test('HTTP source: reads simple-price, keeps the exact decimal text and the upda
     t,
     json('{"bitcoin":{"usd":60000.12,"last_updated_at":1777593600},"tether":{"usd":0.99980000001},"tron":{"usd":1.2e-1}}'),
   );
-  const source = createHttpRateSource({ baseUrl, ttlSeconds: 60, timeoutMs: 1000 });
+  const source = createHttpRateSource({ coinIds: coinRateIds(), baseUrl, ttlSeconds: 60, timeoutMs: 1000 });
   assert.equal(source.name, 'coingecko');
   assert.deepEqual(await source.getRate('BTC', 'USD'), { rate: '60000.12', at: new Date(1777593600 * 1000) });
   assert.equal((await source.getRate('usdt', 'usd'))?.rate, '0.99980000001');
@@ -57,7 +58,7 @@ test('HTTP source: reads simple-price, keeps the exact decimal text and the upda
 test('HTTP source: a second call within the TTL does not reach the server; after it, it does', async (t) => {
   const { state, baseUrl } = await startServer(t, json('{"ethereum":{"usd":3000,"eur":2750}}'));
   let clock = 1_000_000;
-  const source = createHttpRateSource({ baseUrl, ttlSeconds: 60, timeoutMs: 1000, now: () => clock });
+  const source = createHttpRateSource({ coinIds: coinRateIds(), baseUrl, ttlSeconds: 60, timeoutMs: 1000, now: () => clock });
   assert.equal((await source.getRate('ETH', 'USD'))?.rate, '3000');
   clock += 59_000;
   assert.equal((await source.getRate('ETH', 'USD'))?.rate, '3000');
@@ -74,7 +75,7 @@ test('HTTP source: a second call within the TTL does not reach the server; after
 
 test('HTTP source: server error, garbage, wrong shape and timeout all give null, never a throw', async (t) => {
   const { state, baseUrl } = await startServer(t, json('{"error":"boom"}', 500));
-  const source = createHttpRateSource({ baseUrl, ttlSeconds: 60, timeoutMs: 200 });
+  const source = createHttpRateSource({ coinIds: coinRateIds(), baseUrl, ttlSeconds: 60, timeoutMs: 200 });
   assert.equal(await source.getRate('BTC', 'USD'), null);
 
   state.handler = json('<html>not json</html>');
@@ -98,7 +99,7 @@ test('HTTP source: server error, garbage, wrong shape and timeout all give null,
 });
 
 test('HTTP source: a refused connection gives null', async () => {
-  const source = createHttpRateSource({ baseUrl: 'http://127.0.0.1:1', ttlSeconds: 60, timeoutMs: 500 });
+  const source = createHttpRateSource({ coinIds: coinRateIds(), baseUrl: 'http://127.0.0.1:1', ttlSeconds: 60, timeoutMs: 500 });
   assert.equal(await source.getRate('BTC', 'USD'), null);
 });
 

@@ -7,22 +7,23 @@ import type { RateQuote, RateSource } from './rate-source.ts';
 // One request per fiat currency fetches every coin at once, and the answer is cached for the TTL,
 // which keeps a busy checkout far below the public API's rate limit.
 
-/** Our symbols to CoinGecko coin ids. */
-export const COINGECKO_IDS: Readonly<Record<string, string>> = {
-  BTC: 'bitcoin',
-  ETH: 'ethereum',
+/**
+ * CoinGecko ids of the coins that are no chain family's own: the native coins of some EVM chains,
+ * and the stablecoins. A family's coin has its id in the family's descriptor; coinRateIds() in
+ * src/families/families.ts joins the two, and serve hands the table to the source.
+ */
+export const OTHER_COIN_IDS: Readonly<Record<string, string>> = {
   POL: 'polygon-ecosystem-token',
   BNB: 'binancecoin',
   AVAX: 'avalanche-2',
-  TRX: 'tron',
-  SOL: 'solana',
-  TON: 'the-open-network',
   USDT: 'tether',
   USDC: 'usd-coin',
 };
 
 export interface HttpRateSourceOptions {
   baseUrl: string;
+  /** Our symbols to CoinGecko coin ids: the coins this source prices. */
+  coinIds: Readonly<Record<string, string>>;
   ttlSeconds: number;
   timeoutMs: number;
   fetch?: typeof globalThis.fetch;
@@ -41,7 +42,7 @@ export function createHttpRateSource(options: HttpRateSourceOptions): RateSource
   const now = options.now ?? Date.now;
   const base = options.baseUrl.replace(/\/+$/, '');
   const ttlMs = options.ttlSeconds * 1000;
-  const ids = [...new Set(Object.values(COINGECKO_IDS))];
+  const ids = [...new Set(Object.values(options.coinIds))];
   const cache = new Map<string, CachedTable>();
   const inFlight = new Map<string, Promise<CachedTable | null>>();
 
@@ -80,7 +81,7 @@ export function createHttpRateSource(options: HttpRateSourceOptions): RateSource
   return {
     name: 'coingecko',
     async getRate(symbol, fiat) {
-      const id = COINGECKO_IDS[symbol.toUpperCase()];
+      const id = options.coinIds[symbol.toUpperCase()];
       if (id === undefined || !/^[a-z]{3}$/i.test(fiat)) return null;
       const loaded = await table(fiat.toLowerCase());
       return loaded?.quotes.get(id) ?? null;

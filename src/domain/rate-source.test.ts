@@ -32,11 +32,11 @@ test('createRateSourceFromConfig(): an explicit static stablecoin rate overrides
     static: { ETH: { USD: '3000' }, USDC: { USD: '0.999' } },
     http: { baseUrl: 'http://127.0.0.1:9', ttlSeconds: 60, timeoutMs: 100 },
   };
-  const source = createRateSourceFromConfig(config);
+  const source = createRateSourceFromConfig(config, {});
   assert.equal((await source.getRate('USDC', 'USD'))?.rate, '0.999');
   assert.equal((await source.getRate('USDT', 'USD'))?.source, 'peg');
   assert.equal((await source.getRate('ETH', 'USD'))?.rate, '3000');
   // With pegs switched off, USDT has no rate in this table.
-  assert.equal(await createRateSourceFromConfig({ ...config, pegs: {} }).getRate('USDT', 'USD'), null);
-  assert.equal(createRateSourceFromConfig({ ...config, source: 'http' }).name, 'coingecko');
+  assert.equal(await createRateSourceFromConfig({ ...config, pegs: {} }, {}).getRate('USDT', 'USD'), null);
+  assert.equal(createRateSourceFromConfig({ ...config, source: 'http' }, {}).name, 'coingecko');
 });

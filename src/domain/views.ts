@@ -1,6 +1,7 @@
 import type { InvoiceStatus, PaymentStatus } from './lifecycle.ts';
 import { formatUnits } from './money.ts';
 import type { PaymentMethod, PaymentType } from './payment-methods.ts';
+import type * as Wire from '../sdk/wire.ts';
 
 // The fields the views read, as plain shapes: the stored entities satisfy them, and the domain
 // depends on nothing in src/store.
@@ -10,14 +11,15 @@ export interface InvoiceRecord {
   id: string;
   referenceId: string;
   orderId: string;
-  description: Nullable<string>;
+  description: string | null;
   amount: string;
   currency: string;
   status: InvoiceStatus;
   customerEmail?: Nullable<string>;
   customerName?: Nullable<string>;
-  customerMetadata: unknown;
-  metadata: unknown;
+  /** JSON objects, never null (the columns are NOT NULL). */
+  customerMetadata: Record<string, unknown>;
+  metadata: Record<string, unknown>;
   returnUrl?: Nullable<string>;
   cancelUrl?: Nullable<string>;
   expiresAt: Date;
@@ -104,11 +106,12 @@ export interface BuyerPayment extends PaymentTerms {
 type Invoice = InvoiceRecord;
 type Payment = PaymentRecord;
 
-// Wire shapes of the spec's resources. Timestamps are ISO 8601 UTC with milliseconds.
+// Wire shapes of the spec's resources, typed with the one definition the SDK returns too
+// (src/sdk/wire.ts). Timestamps are ISO 8601 UTC with milliseconds.
 
 const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
 
-export function invoiceView(inv: Invoice) {
+export function invoiceView(inv: Invoice): Wire.Invoice {
   return {
     id: inv.id,
     referenceId: inv.referenceId,
@@ -132,7 +135,7 @@ export function invoiceView(inv: Invoice) {
 }
 
 /** Element of invoice.payments: the crypto symbol is named `currency` here (spec). */
-export function paymentInInvoiceView(p: Payment) {
+export function paymentInInvoiceView(p: Payment): Wire.PaymentInInvoice {
   return {
     id: p.id,
     referenceId: p.referenceId,
@@ -147,7 +150,7 @@ export function paymentInInvoiceView(p: Payment) {
 }
 
 /** Payment list/get output. `invoice` must be loaded (or at least its stub fields). */
-export function paymentView(p: Payment, invoice: Pick<Invoice, 'id' | 'referenceId' | 'orderId' | 'status'>) {
+export function paymentView(p: Payment, invoice: Pick<Invoice, 'id' | 'referenceId' | 'orderId' | 'status'>): Wire.Payment {
   return {
     id: p.id,
     referenceId: p.referenceId,
@@ -173,7 +176,7 @@ export function paymentView(p: Payment, invoice: Pick<Invoice, 'id' | 'reference
   };
 }
 
-export function paymentStatusView(p: Payment) {
+export function paymentStatusView(p: Payment): Wire.PaymentStatus {
   return {
     id: p.id,
     referenceId: p.referenceId,
@@ -185,10 +188,10 @@ export function paymentStatusView(p: Payment) {
   };
 }
 
-export type PaymentWire = ReturnType<typeof paymentView>;
+export type PaymentWire = Wire.Payment;
 
 /** `data` of the signed POST /api/v1/invoices/{id}/checkout: the claimed invoice and the opened payment. */
-export function gatewayCheckoutView(invoice: Pick<Invoice, 'id' | 'referenceId' | 'status' | 'amount' | 'currency' | 'expiresAt'>, payment: BuyerPayment) {
+export function gatewayCheckoutView(invoice: Pick<Invoice, 'id' | 'referenceId' | 'status' | 'amount' | 'currency' | 'expiresAt'>, payment: BuyerPayment): Wire.CheckoutResult {
   return {
     invoice: {
       id: invoice.id,
@@ -252,7 +255,7 @@ export interface RefundFacts {
  * One entry of a payment's `refunds` (our addition to GET /api/v1/payments/{id}, docs/refunds.md):
  * amounts in coin units as the payment's own, the fee in the chain's native coin.
  */
-export function refundView(r: RefundFacts, native: { symbol: string; decimals: number }) {
+export function refundView(r: RefundFacts, native: { symbol: string; decimals: number }): Wire.Refund {
   return {
     id: r.id,
     status: r.state,

@@ -1,5 +1,5 @@
 import type { ChainFamily } from '../chains/slugs.ts';
-import { FAMILIES } from './families.ts';
+import { FAMILIES, secretKeyForms } from './families.ts';
 import { parseExtendedPublicKey } from './key-material.ts';
 
 // The path a wallet shows for a derived deposit address, so an operator can check the pool against
@@ -14,7 +14,7 @@ const HARDENED = 0x8000_0000;
  * given key) when the key is not an account-level one and its full path cannot be told.
  */
 export function receivePath(input: { xpub: string; family: ChainFamily; testnet: boolean; index: number; address: string }): string {
-  const { node } = parseExtendedPublicKey(input.xpub);
+  const { node } = parseExtendedPublicKey(input.xpub, secretKeyForms());
   const head = FAMILIES[input.family].keys?.purposeAndCoin(input.testnet, input.address) ?? null;
   if (head === null || node.depth !== 3 || node.index < HARDENED) return `key/0/${input.index}`;
   return `m/${head}/${node.index - HARDENED}'/0/${input.index}`;

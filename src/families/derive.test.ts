@@ -10,6 +10,7 @@ import { deriveAddresses } from './derive.ts';
 import { encodeBase58Check, decodeBase58Check } from './base58check.ts';
 import { decodeSegwitAddress } from './bitcoin/bech32.ts';
 import { assertPublicKeyMaterial, keyFingerprint, parseExtendedPublicKey } from './key-material.ts';
+import { secretKeyForms } from './families.ts';
 
 const bip32 = BIP32Factory(ecc);
 const ABANDON = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
@@ -152,7 +153,7 @@ test('an output descriptor is refused with the way to pass its key; one holding 
   const xprv = HDNodeWallet.fromPhrase(ABANDON, undefined, "m/86'/0'/0'").extendedKey;
   const secret = `tr([73c5da0a/86h/0h/0h]${xprv}/<0;1>/*)`;
   assert.throws(
-    () => assertPublicKeyMaterial(secret),
+    () => assertPublicKeyMaterial(secret, secretKeyForms()),
     (error: unknown) => error instanceof UsageError && /PRIVATE/.test(error.message) && !error.message.includes(xprv.slice(4, 30)),
   );
 });
@@ -221,7 +222,7 @@ test('assertPublicKeyMaterial() refuses secrets without echoing them', () => {
   ];
   for (const [secret, reason] of secrets) {
     assert.throws(
-      () => assertPublicKeyMaterial(secret),
+      () => assertPublicKeyMaterial(secret, secretKeyForms()),
       (error: unknown) =>
         error instanceof UsageError && reason.test(error.message) && /watch-only/.test(error.message) && !error.message.includes(secret),
       reason.source,
@@ -232,7 +233,7 @@ test('assertPublicKeyMaterial() refuses secrets without echoing them', () => {
   }
   // Public material passes.
   for (const ok of [BIP84_ZPUB, V1_M0H_XPUB, '0x9858EfFD232B4033E47d90003D41EC34EcaEda94', 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v', 'EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDs']) {
-    assert.doesNotThrow(() => assertPublicKeyMaterial(ok));
+    assert.doesNotThrow(() => assertPublicKeyMaterial(ok, secretKeyForms()));
   }
 });
 

@@ -1,6 +1,6 @@
 import { UsageError } from '../domain/errors.ts';
 import type { ChainFamily } from '../chains/slugs.ts';
-import { FAMILIES } from './families.ts';
+import { FAMILIES, secretKeyForms } from './families.ts';
 import type { AddressScript } from './family.ts';
 import { parseExtendedPublicKey, type ParsedExtendedKey } from './key-material.ts';
 
@@ -59,7 +59,7 @@ export function parseAccountKey(input: string, family: ChainFamily, testnet: boo
   if (script !== undefined && !keys.scripts?.includes(script)) {
     throw new UsageError(`--script chooses between bitcoin output types; ${family} has one kind of address, so leave it out`);
   }
-  const parsed = parseExtendedPublicKey(input);
+  const parsed = parseExtendedPublicKey(input, secretKeyForms());
   if (parsed.kind.script === 'multisig') {
     throw new UsageError(`a ${parsed.kind.prefix} belongs to a multisig wallet; chaingate derives single-signature deposit addresses`);
   }

@@ -4,6 +4,8 @@ import * as ecc from '@bitcoinerlab/secp256k1';
 import { decodeSegwitAddress, encodeSegwitAddress } from './bitcoin/bech32.ts';
 import { InvalidAddressError } from '../domain/errors.ts';
 import { validateAddress } from './families.ts';
+import type { ChainFamily } from '../chains/slugs.ts';
+import type { ChainFamilyAdapter } from './family.ts';
 
 test('validateAddress(evm) checksums lower-case input and rejects a wrong mixed-case checksum', () => {
   const good = '0x9858EfFD232B4033E47d90003D41EC34EcaEda94';
@@ -126,4 +128,57 @@ test('validateAddress messages never repeat the address', () => {
     () => validateAddress('bitcoin', bad, false),
     (error: unknown) => error instanceof InvalidAddressError && !error.message.includes(bad),
   );
+});
+
+test('a family is its folder: a family added to the list (here a fake one, in this test only) is in every list derived from it', async () => {
+  const { FAMILY_LIST, addressScripts, atomicUnits, coinRateIds, contractFamilies, familyLabels, familyNames, secretKeyForms, seededFromFile } = await import('./families.ts');
+  const { planSchemaFor } = await import('../sweep/plan-file.ts');
+  const fake = 'fake' as ChainFamily;
+  const fakeForm = { what: 'a fake secret', test: (text: string) => text === 'fake-secret' };
+  const fakeFamily: ChainFamilyAdapter = {
+    family: fake,
+    label: 'Fake',
+    native: { symbol: 'FAKE', atomicUnit: 'crumbs', rateId: 'fake-coin' },
+    secretKeyForms: [fakeForm],
+    addresses: { validate: (input) => input },
+    connect: async () => {
+      throw new Error('a fake family reads no chain');
+    },
+    receipts: async () => {
+      throw new Error('a fake family reads no chain');
+    },
+  };
+  const families = [...FAMILY_LIST, fakeFamily];
+
+  assert.ok(familyNames(families).includes(fake));
+  assert.equal(atomicUnits(families)[fake], 'crumbs');
+  assert.equal(coinRateIds(families).FAKE, 'fake-coin');
+  assert.ok(secretKeyForms(families).includes(fakeForm));
+  assert.ok(seededFromFile(families).includes(fake), 'no xpub keys: its pools are seeded from a file');
+  assert.ok(contractFamilies(families).includes(fake), 'it reads claims: it has a payment contract');
+  assert.equal(familyLabels([fake], families), 'Fake');
+  assert.deepEqual(planSchemaFor(familyNames(families)).shape.family.options, familyNames(families));
+  const withScripts: ChainFamilyAdapter = { ...fakeFamily, keys: { fromPublicKey: () => () => '', scripts: ['p2tr'], purposeAndCoin: () => "44'/0'", checkKind: () => {} } };
+  assert.deepEqual(addressScripts([FAMILY_LIST.find((f) => f.family === 'evm')!, withScripts]), ['p2tr']);
+  assert.ok(!seededFromFile([...FAMILY_LIST, withScripts]).includes(fake));
+
+  // And the lists of the real families are what they were when written out by hand.
+  assert.deepEqual(familyNames(), ['evm', 'tron', 'bitcoin', 'solana', 'ton']);
+  assert.deepEqual(atomicUnits(), { evm: 'wei', bitcoin: 'sat', solana: 'lamports', ton: 'nanotons', tron: 'sun' });
+  assert.deepEqual(coinRateIds(), {
+    BTC: 'bitcoin',
+    ETH: 'ethereum',
+    POL: 'polygon-ecosystem-token',
+    BNB: 'binancecoin',
+    AVAX: 'avalanche-2',
+    TRX: 'tron',
+    SOL: 'solana',
+    TON: 'the-open-network',
+    USDT: 'tether',
+    USDC: 'usd-coin',
+  });
+  assert.deepEqual(seededFromFile(), ['solana', 'ton']);
+  assert.deepEqual(addressScripts(), ['p2wpkh', 'p2tr']);
+  assert.deepEqual(contractFamilies(), ['evm']);
+  assert.equal(familyLabels(contractFamilies()), 'EVM');
 });

@@ -1,5 +1,5 @@
 import type { ChainFamily } from '../chains/slugs.ts';
-import type { SourceFactory } from './source.ts';
+import type { ReceiptReaderFactory, SourceFactory } from './source.ts';
 import type { FamilySweepPlanner, FamilySweepSender, FamilySweepSigner, FamilySweepVerifier } from './sweep.ts';
 
 // What a chain family provides: one folder src/families/<family>/ implements this in its family.ts,
@@ -61,8 +61,33 @@ export interface PaymentUriInput {
   tokenAddress: string | null;
 }
 
+/** The family's own coin: the native coin of its chains unless a chain names another (POL, BNB, AVAX on EVM chains). */
+export interface FamilyCoin {
+  symbol: string;
+  /** The name of its smallest unit, as commands print atomic amounts ("21000 wei"). */
+  atomicUnit: string;
+  /** Its CoinGecko id, for the HTTP rate source (docs/pricing.md). */
+  rateId: string;
+}
+
+/** A form of secret key the family's wallets export, refused wherever a public key is asked for (src/families/key-material.ts). */
+export interface SecretKeyForm {
+  /** What the refusal calls it, never repeating the value: "a Solana secret key (64 bytes in base58)". */
+  what: string;
+  test(text: string): boolean;
+}
+
+/**
+ * The family's descriptor: everything particular to it, in its folder's family.ts. Every list,
+ * table or switch of families elsewhere is derived from these (src/families/families.ts).
+ */
 export interface ChainFamilyAdapter {
   family: ChainFamily;
+  /** How messages name the family: "EVM", "Bitcoin". */
+  label: string;
+  native: FamilyCoin;
+  /** Key-file rules: the secret forms its wallets export, beyond the ones every family shares (seed phrases, raw and extended private keys). */
+  secretKeyForms?: readonly SecretKeyForm[];
   addresses: FamilyAddresses;
   /** Absent where the family's wallets do not derive from an xpub: the pool is seeded from an address list. */
   keys?: FamilyKeys;
@@ -70,6 +95,12 @@ export interface ChainFamilyAdapter {
   paymentUri?: (payment: PaymentUriInput) => string;
   /** The family's chain reader, loaded only by `chaingate index` so serve never loads a chain client. */
   connect(): Promise<SourceFactory>;
+  /**
+   * The reader of a buyer's claims (POST /checkout/…/confirm): the ChainSource's receipt capability
+   * without the indexer's start-up checks, one call per claim. Absent where the family has no payment
+   * contract. A lazy import, so serve loads the chain client only at the first claim.
+   */
+  receipts?(): Promise<ReceiptReaderFactory>;
   /** Money out (src/families/sweep.ts): each step a lazy import, so `sweep sign` loads no chain client. */
   sweep?: {
     planner(): Promise<FamilySweepPlanner>;

@@ -3,8 +3,8 @@ import { BIP32Factory } from 'bip32';
 import type { BIP32Interface } from 'bip32';
 import * as ecc from '@bitcoinerlab/secp256k1';
 import { UsageError } from '../domain/errors.ts';
-import { decodeBase58, decodeBase58Check } from './base58check.ts';
-import type { AddressScript, ExtendedKeyKind } from './family.ts';
+import { decodeBase58Check } from './base58check.ts';
+import type { AddressScript, ExtendedKeyKind, SecretKeyForm } from './family.ts';
 
 // chaingate is watch-only: it derives deposit addresses from an account-level extended PUBLIC key
 // and must never be handed anything that can spend. Every refusal below describes what was seen
@@ -43,11 +43,13 @@ const EMBEDDED_EXTENDED_PRIVATE_RE = /(^|[(\],\s])[a-zA-Z]prv[1-9A-HJ-NP-Za-km-z
 /** `tr(`, `wpkh(`, `sh(wpkh(`, …: an output descriptor (BIP380) rather than a bare key. */
 const DESCRIPTOR_RE = /^[a-z]+\(/;
 const WORD_RE = /^[a-zA-Z]+$/;
-const BYTE_ARRAY_RE = /^\[\s*\d{1,3}(\s*,\s*\d{1,3}){31,}\s*\]$/;
-const WIF_VERSIONS = new Set([0x80, 0xef]);
 
-/** Throws UsageError when the input looks like private key material of any common kind; returns otherwise. */
-export function assertPublicKeyMaterial(input: string): void {
+/**
+ * Throws UsageError when the input looks like private key material of any common kind, or of a form
+ * one family's wallets export (`familyForms`: secretKeyForms() of src/families/families.ts, passed in
+ * so this file needs no list of families); returns otherwise.
+ */
+export function assertPublicKeyMaterial(input: string, familyForms: readonly SecretKeyForm[]): void {
   const text = input.trim();
   const words = text.split(/[\s,]+/).filter((w) => w !== '');
   if (words.length >= 12 && words.length <= 25 && words.every((w) => WORD_RE.test(w))) {
@@ -56,25 +58,18 @@ export function assertPublicKeyMaterial(input: string): void {
   if (HEX_PRIVATE_KEY_RE.test(text)) {
     throw new UsageError(`refused: this looks like a raw private key (64 hex digits). ${WATCH_ONLY}`);
   }
-  if (BYTE_ARRAY_RE.test(text)) {
-    throw new UsageError(`refused: this looks like a secret key file (a JSON byte array, as solana-keygen writes). ${WATCH_ONLY}`);
-  }
   // Refuse by prefix even when the checksum fails: a mistyped xprv is still a secret.
   if (EXTENDED_PRIVATE_PREFIX_RE.test(text) || EMBEDDED_EXTENDED_PRIVATE_RE.test(text)) {
     throw new UsageError(`refused: this looks like an extended PRIVATE key (…prv). ${WATCH_ONLY}`);
-  }
-  // Phantom and other Solana wallets export the 64-byte secret key as plain base58 (an address is 32 bytes).
-  if (decodeBase58(text)?.length === 64) {
-    throw new UsageError(`refused: this looks like a Solana secret key (64 bytes in base58). ${WATCH_ONLY}`);
   }
   const payload = decodeBase58Check(text);
   if (payload !== null) {
     if (payload.length === EXTENDED_KEY_BYTES && payload[KEY_DATA_OFFSET] === 0x00) {
       throw new UsageError(`refused: this is an extended PRIVATE key. ${WATCH_ONLY}`);
     }
-    const isWif = (payload.length === 33 || (payload.length === 34 && payload[33] === 0x01)) && WIF_VERSIONS.has(payload[0] ?? -1);
-    if (isWif) throw new UsageError(`refused: this looks like a WIF private key. ${WATCH_ONLY}`);
   }
+  // The forms particular to one family's wallets (a family's descriptor names them).
+  for (const form of familyForms) if (form.test(text)) throw new UsageError(`refused: this looks like ${form.what}. ${WATCH_ONLY}`);
 }
 
 export interface ParsedExtendedKey {
@@ -82,9 +77,9 @@ export interface ParsedExtendedKey {
   kind: ExtendedKeyKind;
 }
 
-/** Parses any single- or multi-signature extended public key, refusing private material first. */
-export function parseExtendedPublicKey(input: string): ParsedExtendedKey {
-  assertPublicKeyMaterial(input);
+/** Parses any single- or multi-signature extended public key, refusing private material first (the families' forms too where the caller names them). */
+export function parseExtendedPublicKey(input: string, familyForms: readonly SecretKeyForm[] = []): ParsedExtendedKey {
+  assertPublicKeyMaterial(input, familyForms);
   const text = input.trim();
   const payload = decodeBase58Check(text);
   if (payload === null || payload.length !== EXTENDED_KEY_BYTES) {

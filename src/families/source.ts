@@ -79,8 +79,42 @@ export interface ChainSource {
   /** The canonical block at that height, or null when the chain is not that long (any more). */
   blockAt(n: bigint): Promise<BlockRef | null>;
   fetchRange(from: bigint, to: bigint, watch: WatchSet): Promise<RangeResult>;
-  receipt(txHash: string): Promise<unknown>;
+  /**
+   * One transaction as its receipt shows it, for a buyer's claim that it paid through the payment
+   * contract (POST /checkout/…/confirm); null while it is not mined. Only families with a payment
+   * contract have it (EVM). A node that cannot be reached or answers garbage is a ChainError
+   * (MalformedAnswerError for garbage), after one attempt: the buyer retries, not the reader.
+   */
+  receipt?(txHash: string, paymentContract: string): Promise<ClaimedReceipt | null>;
   close(): void;
+}
+
+/** A transaction read for a buyer's claim (ChainSource.receipt). */
+export interface ClaimedReceipt {
+  txHash: string;
+  /** False: the transaction reverted on chain. */
+  succeeded: boolean;
+  /** The transaction called the payment contract itself. */
+  calledContract: boolean;
+  blockNumber: bigint;
+  blockHash: string;
+  /**
+   * The payment contract's payment events in it, read exactly as fetchRange reads them (kind
+   * 'contract', externalId set), so a claim and the indexer's later sighting are the same transfer.
+   * A receipt carries no block time.
+   */
+  payments: Omit<SeenTransfer, 'blockTime'>[];
+}
+
+/** A ChainSource's receipt capability alone: what serve holds for one claim. */
+export type ReceiptReader = Required<Pick<ChainSource, 'receipt' | 'close'>>;
+
+/** The family's reader of claims for one network, without the indexer's start-up checks. */
+export type ReceiptReaderFactory = (network: ResolvedNetwork, log: Logger) => ReceiptReader;
+
+/** The node answered, but not in the shape the method promises. */
+export class MalformedAnswerError extends ChainError {
+  override readonly name = 'MalformedAnswerError';
 }
 
 /** A block changed under us while a range was being read; the caller re-checks the chain and retries. */

@@ -1,5 +1,6 @@
 import type { Executor } from '../store/executor.ts';
 import {
+  claimIsOffChain,
   cursorRow,
   dropBlocksAbove,
   fenceLease,
@@ -168,6 +169,46 @@ export async function applyRange(db: Database, key: ChainKey, range: RangeInput)
     // block (skipped slots); its hash and time are those of the newest real block.
     await moveCursor(x, key, range.to, range.blocks.at(-1) ?? null);
     return { credited, recorded, reorged };
+  });
+}
+
+/** A buyer's claim: one payment-contract event of a receipt, for the payment it names. */
+export interface Claim {
+  transfer: Omit<SeenTransfer, 'blockTime'>;
+  paymentId: string;
+  /** The payment's coin, recorded as the indexer records a credited transfer's. */
+  symbol: string;
+}
+
+/**
+ * Writes a buyer's claim (POST /checkout/…/confirm) in one transaction: the transfer recorded
+ * CREDITED like applyRange records it (same unique row, so the indexer's later sighting adds
+ * nothing) and the payment's credit recomputed at `at`. A claim, not a fact: the indexer re-checks
+ * its block like any other and un-credits the transfer if it leaves the canonical chain before
+ * completion. Returns null, writing nothing, when the ledger holds another block at that height.
+ */
+export async function applyClaim(db: Database, key: { chain: string; network: string }, claim: Claim, at: Date): Promise<StoredPayment | null> {
+  const t = claim.transfer;
+  return db.write(async (x) => {
+    if (await claimIsOffChain(x, key, t.blockNumber, t.blockHash)) return null;
+    if (!(await findTransfer(x, key, t.txHash, t.logIndex))) {
+      await recordTransfer(x, {
+        ...key,
+        txHash: t.txHash,
+        logIndex: t.logIndex,
+        blockNumber: t.blockNumber.toString(),
+        blockHash: t.blockHash,
+        fromAddress: t.from,
+        toAddress: t.to,
+        tokenAddress: t.token,
+        symbol: claim.symbol,
+        amount: t.amount.toString(),
+        paymentId: claim.paymentId,
+        status: 'CREDITED',
+        note: 'claimed by the buyer (/confirm); re-checked by the indexer',
+      });
+    }
+    return recomputeCredit(x, claim.paymentId, at);
   });
 }
 

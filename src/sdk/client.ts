@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { signRequest } from './sign-request.ts';
 import { constructWebhookEvent, standardWebhookSecret, type VerifyWebhookInput } from './verify-webhook.ts';
+import type { CheckoutResult, Invoice, InvoiceStatus, InvoiceWithPayments, Payment, PaymentList, PaymentStatus, PaymentStatusName, RefundList } from './wire.ts';
 
 // A small typed client of the chaingate merchant gateway (/api/v1), for merchant back ends. It
-// needs nothing but Node and the two files beside it (sign-request.ts, verify-webhook.ts): copy
-// the three into your codebase. They are erasable TypeScript (no enums, namespaces or parameter
+// needs nothing but Node and the files beside it (sign-request.ts, verify-webhook.ts, wire.ts): copy
+// them into your codebase. They are erasable TypeScript (no enums, namespaces or parameter
 // properties), so Node 22.18+ runs them as they are; tsc, tsx or a bundler work too. Every call is signed; every write carries an Idempotency-Key
 // (yours, or a fresh UUID) that stays the same across its retries, so a retry can never create a
 // second invoice. Retried with back-off: 409 "still being processed" (the first attempt is running),
@@ -73,140 +74,8 @@ export interface ListPaymentsQuery {
   take?: number;
 }
 
-// Shapes of `data` (docs/api.md#objects), the same as the OpenAPI document's response schemas
-// (GET /api/v1/openapi.json); test/integration/sdk-client.test.ts holds them to each other.
-
-export type InvoiceStatusName = 'DRAFT' | 'OPEN' | 'PAYMENT_PENDING' | 'PAID' | 'EXPIRED' | 'CANCELLED';
-export type PaymentStatusName = 'PENDING' | 'PROCESSING' | 'CONFIRMING' | 'COMPLETED' | 'FAILED' | 'EXPIRED' | 'REFUNDED';
-
-export interface Invoice {
-  id: string;
-  referenceId: string;
-  orderId: string;
-  description: string | null;
-  /** Minor units of the fiat currency. */
-  amount: string;
-  currency: string;
-  status: InvoiceStatusName;
-  customerEmail: string | null;
-  customerName: string | null;
-  customerMetadata: Record<string, unknown>;
-  metadata: Record<string, unknown>;
-  returnUrl: string | null;
-  cancelUrl: string | null;
-  expiresAt: string;
-  viewedAt: string | null;
-  paidAt: string | null;
-  cancelledAt: string | null;
-  createdAt: string;
-}
-
-/** An element of `payments` of GET /invoices/{id}: the crypto symbol is named `currency` here. */
-export interface PaymentInInvoice {
-  id: string;
-  referenceId: string;
-  status: PaymentStatusName;
-  blockchain: string;
-  currency: string;
-  amount: string;
-  receivedAmount: string;
-  address: string;
-  createdAt: string;
-}
-
-export interface InvoiceWithPayments extends Invoice {
-  payments: PaymentInInvoice[];
-}
-
-/** GET /invoices/{id}/status: flat; `paymentId` is the latest payment's id (null before a checkout). */
-export interface InvoiceStatus {
-  id: string;
-  referenceId: string;
-  status: InvoiceStatusName;
-  paymentId: string | null;
-  paidAt: string | null;
-  expiresAt: string;
-}
-
-/** POST /invoices/{id}/checkout. */
-export interface CheckoutResult {
-  invoice: { id: string; referenceId: string; status: InvoiceStatusName; amount: string; currency: string; expiresAt: string };
-  payment: {
-    id: string;
-    referenceId: string;
-    paymentAddress: string;
-    amount: string;
-    blockchain: string;
-    cryptoCurrency: string;
-    status: PaymentStatusName;
-    expiresAt: string;
-    createdAt: string;
-    network: string;
-    isTestnet: boolean;
-    decimals: number;
-    requiredConfirmations: number;
-  };
-}
-
-export interface Payment {
-  id: string;
-  referenceId: string;
-  status: PaymentStatusName;
-  blockchain: string;
-  network: string;
-  isTestnet: boolean;
-  cryptoCurrency: string;
-  amount: string;
-  expectedAmount: string;
-  receivedAmount: string;
-  address: string;
-  confirmations: number;
-  requiredConfirmations: number;
-  transactionHash: string | null;
-  expiresAt: string;
-  createdAt: string;
-  completedAt: string | null;
-  paymentType: string;
-  method: string;
-  metadata: Record<string, unknown>;
-  invoice: { id: string; referenceId: string; orderId: string; status: InvoiceStatusName };
-}
-
-/** One refund of a payment (docs/refunds.md#on-the-api). */
-export interface Refund {
-  id: string;
-  status: 'PLANNED' | 'PENDING' | 'CONFIRMED' | 'FAILED' | 'CANCELLED' | 'EXPIRED';
-  amount: string;
-  cryptoCurrency: string;
-  address: string;
-  fromAddress: string;
-  from: 'deposit' | 'wallet';
-  transactionHash: string | null;
-  fee: string;
-  feeCurrency: string;
-  createdAt: string;
-  confirmedAt: string | null;
-}
-
-/** `paymentRefunds`: GET /api/v1/payments/{id}/refunds, oldest first. */
-export interface RefundList {
-  items: Refund[];
-}
-
-export interface PaymentList {
-  items: Payment[];
-  pagination: { total: number; page: number; limit: number; hasMore: boolean };
-}
-
-export interface PaymentStatus {
-  id: string;
-  referenceId: string;
-  status: PaymentStatusName;
-  confirmations: number;
-  requiredConfirmations: number;
-  expiresAt: string;
-  completedAt: string | null;
-}
+// The shapes of `data` are the wire views of wire.ts, shared with the server (docs/api.md#objects).
+export type { InvoiceStatusName, PaymentStatusName, Invoice, PaymentInInvoice, InvoiceWithPayments, InvoiceStatus, CheckoutResult, Payment, Refund, RefundList, PaymentList, PaymentStatus } from './wire.ts';
 
 export interface ChaingateClient {
   createInvoice(input: CreateInvoiceInput, options?: CallOptions): Promise<Invoice>;

@@ -1,8 +1,8 @@
-import { IN_FLIGHT_PAYMENT_STATUSES, LIVE_PAYMENT_STATUSES, type PaymentStatus, type TransferStatus } from '../domain/lifecycle.ts';
+import { IN_FLIGHT_PAYMENT_STATUSES, LIVE_PAYMENT_STATUSES, type PaymentStatus } from '../domain/lifecycle.ts';
 import { newId } from '../domain/ids.ts';
 import type { Executor, Reader } from './executor.ts';
 import { dateOf } from './raw-sql.ts';
-import { paymentOf, type PaymentRow, type StoredPayment } from './records.ts';
+import { paymentOf, transferOf, type PaymentRow, type StoredPayment, type StoredTransfer, type TransferRow } from './records.ts';
 
 // The indexer ledger's statements (src/indexer/ledger.ts): its lease fence, the cursor, the
 // unfinalized window of block hashes, and the reads of transfers and payments it decides on. Inside
@@ -110,26 +110,18 @@ export async function claimIsOffChain(r: Reader, key: ChainRef, blockNumber: big
   return stored !== undefined && stored.hash.toLowerCase() !== blockHash.toLowerCase();
 }
 
-export interface TransferRef {
-  id: string;
-  status: TransferStatus;
-  paymentId: string | null;
-  blockNumber: string;
-  blockHash: string;
-}
-
-type TransferRefRow = { id: string; status: TransferStatus; payment_id: string | null; block_number: string; block_hash: string };
-const transferRef = (r: TransferRefRow): TransferRef => ({ id: r.id, status: r.status, paymentId: r.payment_id, blockNumber: r.block_number, blockHash: r.block_hash });
+/** What the ledger decides on of a recorded transfer. */
+export type TransferRef = Pick<StoredTransfer, 'id' | 'status' | 'paymentId' | 'blockNumber' | 'blockHash'>;
 
 /** The row of a transfer (chain, tx, log index: unique), if recorded. */
 export async function findTransfer(r: Reader, key: ChainRef, txHash: string, logIndex: number): Promise<TransferRef | null> {
-  const row = await r.get<TransferRefRow>('select id, status, payment_id, block_number, block_hash from observed_transfer where chain = ? and network = ? and tx_hash = ? and log_index = ?', [
+  const row = await r.get<TransferRow>('select * from observed_transfer where chain = ? and network = ? and tx_hash = ? and log_index = ?', [
     key.chain,
     key.network,
     txHash,
     logIndex,
   ]);
-  return row ? transferRef(row) : null;
+  return row ? transferOf(row) : null;
 }
 
 /** Heights per statement: a list padded to this length keeps one statement text whatever the range size. */
@@ -138,12 +130,12 @@ const HEIGHTS_PER_STATEMENT = 64;
 /** Transfers recorded at these heights, REORGED ones aside. */
 export async function transfersAtHeights(r: Reader, key: ChainRef, heights: string[]): Promise<TransferRef[]> {
   const out: TransferRef[] = [];
-  const sql = `select id, status, payment_id, block_number, block_hash from observed_transfer
+  const sql = `select * from observed_transfer
     where chain = ? and network = ? and status <> 'REORGED' and block_number in (${Array(HEIGHTS_PER_STATEMENT).fill('?').join(', ')})`;
   for (let i = 0; i < heights.length; i += HEIGHTS_PER_STATEMENT) {
     const part = heights.slice(i, i + HEIGHTS_PER_STATEMENT);
     const padded = [...part, ...Array<string>(HEIGHTS_PER_STATEMENT - part.length).fill(part[0]!)];
-    out.push(...(await r.all<TransferRefRow>(sql, [key.chain, key.network, ...padded])).map(transferRef));
+    out.push(...(await r.all<TransferRow>(sql, [key.chain, key.network, ...padded])).map(transferOf));
   }
   return out;
 }

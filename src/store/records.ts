@@ -1,11 +1,12 @@
-import type { InvoiceStatus, PaymentStatus } from '../domain/lifecycle.ts';
+import type { InvoiceStatus, PaymentStatus, TransferStatus } from '../domain/lifecycle.ts';
 import type { PaymentMethod, PaymentType } from '../domain/payment-methods.ts';
 import type { InvoiceRecord, PaymentRecord } from '../domain/views.ts';
 import type { Reader } from './executor.ts';
 import { boolOf, dateOf, jsonOf, nullableDate } from './raw-sql.ts';
 
-// Payment and invoice rows as the domain's records (src/domain/views.ts): the one mapper of each
-// table (paymentOf, invoiceOf), used by every read of it. Read through an executor inside a write,
+// Payment, invoice and observed-transfer rows as plain records (the first two satisfy the domain's
+// records, src/domain/views.ts): the one mapper of each table (paymentOf, invoiceOf, transferOf),
+// used by every read of it. Read through an executor inside a write,
 // they are the transaction's own rows, so the events built from them report exactly what was written.
 
 /** A payment row: the fields the views read, and those the lifecycle and the ledger decide on. */
@@ -135,8 +136,8 @@ export function invoiceOf(r: InvoiceRow): StoredInvoice {
     status: r.status,
     customerEmail: r.customer_email,
     customerName: r.customer_name,
-    customerMetadata: jsonOf(r.customer_metadata),
-    metadata: jsonOf(r.metadata),
+    customerMetadata: jsonOf<Record<string, unknown>>(r.customer_metadata) ?? {},
+    metadata: jsonOf<Record<string, unknown>>(r.metadata) ?? {},
     returnUrl: r.return_url,
     cancelUrl: r.cancel_url,
     expiresAt: dateOf(r.expires_at),
@@ -163,4 +164,67 @@ export async function invoiceById(r: Reader, id: string): Promise<StoredInvoice>
   const row = await r.get<InvoiceRow>('select * from invoice where id = ?', [id]);
   if (!row) throw new Error(`invoice ${id} is not in the database`);
   return invoiceOf(row);
+}
+
+/** An observed transfer: what an indexer saw (or a buyer claimed) and what the ledger made of it. */
+export interface StoredTransfer {
+  id: string;
+  chain: string;
+  network: string;
+  txHash: string;
+  logIndex: number;
+  /** Decimal string. */
+  blockNumber: string;
+  blockHash: string;
+  fromAddress: string | null;
+  toAddress: string;
+  tokenAddress: string | null;
+  /** The coin the indexer saw (null: a token it could not name). */
+  symbol: string | null;
+  /** Atomic units, decimal string. */
+  amount: string;
+  status: TransferStatus;
+  paymentId: string | null;
+  note: string | null;
+  createdAt: Date;
+}
+
+export interface TransferRow {
+  id: string;
+  chain: string;
+  network: string;
+  tx_hash: string;
+  log_index: number | string;
+  block_number: string;
+  block_hash: string;
+  from_address: string | null;
+  to_address: string;
+  token_address: string | null;
+  symbol: string | null;
+  amount: string;
+  status: TransferStatus;
+  payment_id: string | null;
+  note: string | null;
+  created_at: unknown;
+}
+
+export function transferOf(t: TransferRow): StoredTransfer {
+  return {
+    id: t.id,
+    chain: t.chain,
+    network: t.network,
+    txHash: t.tx_hash,
+    logIndex: Number(t.log_index),
+    blockNumber: t.block_number,
+    blockHash: t.block_hash,
+    fromAddress: t.from_address,
+    toAddress: t.to_address,
+    tokenAddress: t.token_address,
+    symbol: t.symbol,
+    amount: t.amount,
+    status: t.status,
+    paymentId: t.payment_id,
+    note: t.note,
+    createdAt: dateOf(t.created_at),
+  };
 }

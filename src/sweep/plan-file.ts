@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { chmodSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
-import { CHAIN_SLUGS } from '../chains/slugs.ts';
+import { CHAIN_SLUGS, type ChainFamily } from '../chains/slugs.ts';
 import { UsageError } from '../domain/errors.ts';
+import { familyNames } from '../families/families.ts';
 import type { SignedSweep, SweepPlan } from '../families/sweep.ts';
 
 // plan.json and signed.json (docs/sweeps.md#the-files): read, checked and written here only. A
@@ -13,40 +14,45 @@ import type { SignedSweep, SweepPlan } from '../families/sweep.ts';
 const atomic = z.string().regex(/^(0|[1-9]\d*)$/, 'an amount in atomic units, as a decimal string');
 const holding = z.strictObject({ symbol: z.string().min(1), token: z.string().nullable(), decimals: z.int().min(0).max(36), amount: atomic });
 
-const planSchema = z.strictObject({
-  format: z.literal('chaingate-sweep-plan/1'),
-  id: z.string().regex(/^[0-9a-f]{64}$/),
-  kind: z.enum(['sweep', 'refund']),
-  chain: z.enum(CHAIN_SLUGS),
-  family: z.enum(['evm', 'tron', 'bitcoin', 'solana', 'ton']),
-  network: z.string().min(1),
-  testnet: z.boolean(),
-  to: z.string().min(1),
-  feePayer: z.string().nullable(),
-  createdAt: z.string(),
-  deposits: z.array(
-    z.strictObject({
-      address: z.string().min(1),
-      derivationIndex: z.int().min(0).nullable(),
-      source: z.string().min(1),
-      holdings: z.array(holding),
-      moves: z.array(holding),
-      fee: atomic,
-      leftBehind: z.array(z.strictObject({ holding, reason: z.string() })),
-    }),
-  ),
-  refund: z.strictObject({ paymentId: z.string().min(1), symbol: z.string().min(1), token: z.string().nullable(), decimals: z.int().min(0).max(36), amount: atomic }).optional(),
-  skipped: z.array(z.strictObject({ address: z.string(), reason: z.string() })),
-  transactions: z.array(
-    z.strictObject({
-      id: z.string().regex(/^tx-\d+$/),
-      signers: z.array(z.string()),
-      deposits: z.array(z.string()),
-      after: z.array(z.string()),
-      payload: z.unknown(),
-    }),
-  ),
-});
+/** plan.json's shape, for the families given (a test hands it one more). */
+export function planSchemaFor(families: [ChainFamily, ...ChainFamily[]]) {
+  return z.strictObject({
+    format: z.literal('chaingate-sweep-plan/1'),
+    id: z.string().regex(/^[0-9a-f]{64}$/),
+    kind: z.enum(['sweep', 'refund']),
+    chain: z.enum(CHAIN_SLUGS),
+    family: z.enum(families),
+    network: z.string().min(1),
+    testnet: z.boolean(),
+    to: z.string().min(1),
+    feePayer: z.string().nullable(),
+    createdAt: z.string(),
+    deposits: z.array(
+      z.strictObject({
+        address: z.string().min(1),
+        derivationIndex: z.int().min(0).nullable(),
+        source: z.string().min(1),
+        holdings: z.array(holding),
+        moves: z.array(holding),
+        fee: atomic,
+        leftBehind: z.array(z.strictObject({ holding, reason: z.string() })),
+      }),
+    ),
+    refund: z.strictObject({ paymentId: z.string().min(1), symbol: z.string().min(1), token: z.string().nullable(), decimals: z.int().min(0).max(36), amount: atomic }).optional(),
+    skipped: z.array(z.strictObject({ address: z.string(), reason: z.string() })),
+    transactions: z.array(
+      z.strictObject({
+        id: z.string().regex(/^tx-\d+$/),
+        signers: z.array(z.string()),
+        deposits: z.array(z.string()),
+        after: z.array(z.string()),
+        payload: z.unknown(),
+      }),
+    ),
+  });
+}
+
+const planSchema = planSchemaFor(familyNames());
 
 const signedSchema = z.strictObject({
   format: z.literal('chaingate-sweep-signed/1'),

@@ -28,8 +28,10 @@ function crossings(from: string, forbidden: RegExp): string[] {
     .flatMap((f) => imports(f).filter((target) => forbidden.test(relative(SRC, target))).map((target) => `${relative(SRC, f)} -> ${relative(SRC, target)}`));
 }
 
-test('src/domain imports nothing but itself', () => {
-  assert.deepEqual(crossings('domain', /^(?!domain\/)/), []);
+test('src/domain imports nothing but itself and the wire views (src/sdk/wire.ts, a leaf of types that imports nothing)', () => {
+  assert.deepEqual(crossings('domain', /^(?!domain\/|sdk\/wire\.ts$)/), []);
+  assert.deepEqual(imports(join(SRC, 'sdk/wire.ts')), []);
+  assert.doesNotMatch(readFileSync(join(SRC, 'sdk/wire.ts'), 'utf8'), /^(?!\s*(\/\/|\/\*|\*|export (interface|type) |$)).*\b(function|const|let|class)\b/m, 'types only');
 });
 
 test('src/chains is data: it imports only the domain, never a chain family', () => {
@@ -59,6 +61,31 @@ test('src/store and src/config import nothing from the layers above them; src/co
 
 test('use cases, webhooks, indexer, sweeps and reports import no route, no process and no command', () => {
   for (const folder of ['app', 'webhooks', 'indexer', 'sweep', 'report']) assert.deepEqual(crossings(folder, /^(http|daemon|metrics|cli)\//), [], folder);
+});
+
+/** The chain clients and key libraries of the families: only src/families (and the offline tools that sign) load them. */
+const CHAIN_LIBRARY = /^(ethers|bitcoinjs-lib|bip32|ecpair|tronweb|@bitcoinerlab\/|@solana\/|@solana-program\/|@ton\/)/;
+
+/** Every package a file names: static imports and re-exports, dynamic import() and require(). */
+function packagesNamed(text: string): string[] {
+  return [...text.matchAll(/(?:^(?:import|export)[^'"]*from\s+|\bimport\(\s*|\brequire\(\s*)'([^'./][^']*)'/gm)].map((m) => m[1]!);
+}
+
+test('use cases load no chain library: they read the chain through a family (e.g. /confirm through ChainSource.receipt)', () => {
+  const offending = sources(join(SRC, 'app'))
+    .filter((f) => !f.endsWith('.test.ts'))
+    .flatMap((f) => packagesNamed(readFileSync(f, 'utf8')).filter((p) => CHAIN_LIBRARY.test(p)).map((p) => `${relative(SRC, f)} -> ${p}`));
+  assert.deepEqual(offending, []);
+  // The check itself finds each way of loading one.
+  assert.deepEqual(packagesNamed("import { getAddress } from 'ethers';\nconst m = await import('@ton/core');\nrequire('bitcoinjs-lib');\nimport { z } from 'zod';\nimport x from './x.ts';"), ['ethers', '@ton/core', 'bitcoinjs-lib', 'zod']);
+});
+
+test('chain facts have one writer: only the ledger (src/indexer/ledger.ts) records or un-credits a transfer', () => {
+  const writers = sources(SRC)
+    .filter((f) => !f.endsWith('.test.ts') && relative(SRC, f) !== 'store/lifecycle.ts')
+    .filter((f) => /\b(recordTransfer|markReorged)\b/.test(readFileSync(f, 'utf8')))
+    .map((f) => relative(SRC, f));
+  assert.deepEqual(writers, ['indexer/ledger.ts']);
 });
 
 test('routes import nothing from the store, types included: they call use cases in src/app', () => {
@@ -117,9 +144,15 @@ test('the serving layers never branch on the dialect: the store chooses (e.g. th
   assert.equal(dialectBranches("const dialect = db.dialect;").length, 0);
 });
 
+/** Static imports and lazy `import('./…')` alike: a lazy import still ties the two files together. */
+function allImports(file: string): string[] {
+  const lazy = [...readFileSync(file, 'utf8').matchAll(/\bimport\(\s*'(\.[^']+)'\s*\)/g)].map((m) => join(file, '..', m[1]!));
+  return [...imports(file), ...lazy];
+}
+
 /** Groups of files that reach each other through their imports (Tarjan's strongly connected components). */
 function circles(files: string[]): string[][] {
-  const graph = new Map(files.map((f) => [f, imports(f).filter((t) => graphHas(t))]));
+  const graph = new Map(files.map((f) => [f, allImports(f).filter((t) => graphHas(t))]));
   function graphHas(t: string): boolean {
     return files.includes(t);
   }
@@ -155,7 +188,7 @@ function circles(files: string[]): string[][] {
   return out;
 }
 
-test('no import circles', () => {
+test('no import circles, lazy imports included', () => {
   assert.deepEqual(circles(sources(SRC).filter((f) => !f.endsWith('.test.ts'))), []);
 });
 

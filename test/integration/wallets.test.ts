@@ -11,6 +11,7 @@ import { UsageError } from '../../src/domain/errors.ts';
 import { assertPublicKeyMaterial } from '../../src/families/key-material.ts';
 import { runCli } from '../helpers/cli.ts';
 import { DIALECTS, openMigratedTestDatabase, skipUnless } from '../helpers/databases.ts';
+import { secretKeyForms } from '../../src/families/families.ts';
 
 const PHRASE = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
 const EVM_ACCOUNT_XPUB = HDNodeWallet.fromMnemonic(Mnemonic.fromPhrase(PHRASE), "m/44'/60'/0'").neuter().extendedKey;
@@ -142,7 +143,7 @@ describe('chaingate wallets CLI', () => {
     const xprv = HDNodeWallet.fromMnemonic(Mnemonic.fromPhrase(PHRASE), "m/44'/60'/0'").extendedKey;
     // The refusal `wallets seed` makes of what it is handed, in-process for each kind of secret…
     for (const secret of [xprv, PHRASE, '4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318']) {
-      assert.throws(() => assertPublicKeyMaterial(secret), (err: unknown) => {
+      assert.throws(() => assertPublicKeyMaterial(secret, secretKeyForms()), (err: unknown) => {
         assert.ok(err instanceof UsageError);
         assert.match(err.message, /watch-only/);
         assert.ok(!err.message.includes(secret) && !err.message.includes(secret.slice(5, 25)), 'the secret is not repeated');

@@ -6,7 +6,7 @@ import { stringify } from 'yaml';
 import { getNetwork} from '../../chains/registry.ts';
 import { CHAIN_SLUGS, isChainSlug } from '../../chains/slugs.ts';
 import { InvalidAddressError } from '../../domain/errors.ts';
-import { validateAddress, resolveChains } from '../../families/families.ts';
+import { contractFamilies, familyLabels, hasPaymentContract, validateAddress, resolveChains } from '../../families/families.ts';
 import { loadConfig } from '../../config/load-config.ts';
 import { UsageError } from '../../domain/errors.ts';
 import { createLogger } from '../../logger.ts';
@@ -36,10 +36,11 @@ export function contractsCommand(): Command {
       const { config } = loadConfig();
       const log = createLogger(config.log.level, { process: 'contracts' }, config.log.format);
       const network = getNetwork(resolveChains(config.chains), opts.chain, Boolean(opts.testnet));
-      if (network.family !== 'evm') throw new UsageError(`${opts.chain} is not an EVM chain: the payment contract exists on EVM chains only`);
+      const contracts = familyLabels(contractFamilies());
+      if (!hasPaymentContract(network.family)) throw new UsageError(`${opts.chain} is not an ${contracts} chain: the payment contract exists on ${contracts} chains only`);
       let treasury: string;
       try {
-        treasury = validateAddress('evm', opts.treasury, network.testnet);
+        treasury = validateAddress(network.family, opts.treasury, network.testnet);
       } catch (err) {
         if (err instanceof InvalidAddressError) throw new UsageError(`--treasury: ${err.message}`);
         throw err;

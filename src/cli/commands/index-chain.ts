@@ -7,7 +7,7 @@ import { UsageError } from '../../domain/errors.ts';
 import { recordIndexerFailure, recordIndexerStopped, recordRpcFaults, startIndexer } from '../../indexer/run-indexer.ts';
 import { startMetricsServer, type MetricsServer } from '../../metrics/server.ts';
 import { endpointOrigin, rpcRegistry } from '../../families/rpc-metrics.ts';
-import { createChainSource, resolveChains } from '../../families/families.ts';
+import { createChainSource, hasPaymentContract, resolveChains } from '../../families/families.ts';
 import { withCommon } from '../context.ts';
 
 export function indexCommand(): Command {
@@ -79,7 +79,7 @@ export function indexCommand(): Command {
           key,
           source,
           endpoint,
-          paymentContract: network.family === 'evm' ? network.paymentContract : null,
+          paymentContract: hasPaymentContract(network.family) ? network.paymentContract : null,
           pollIntervalMs: Math.max(network.pollMs ?? network.blockTimeMs, common.config.indexer.minPollMs),
           startMargin: network.startMargin,
           windowSize: Math.max(64, network.requiredConfirmations * 2),

@@ -6,7 +6,7 @@ import { getNetwork} from '../../chains/registry.ts';
 import { CHAIN_SLUGS, isChainSlug } from '../../chains/slugs.ts';
 import { InvalidAddressError } from '../../domain/errors.ts';
 import type { AddressScript } from '../../families/family.ts';
-import { validateAddress, resolveChains } from '../../families/families.ts';
+import { addressScripts, secretKeyForms, seededFromFile, validateAddress, resolveChains } from '../../families/families.ts';
 import { UsageError } from '../../domain/errors.ts';
 import { addToPool, analyzePool, countFree, countPools, listPoolAddresses, nextDerivationIndex, type SeedEntry } from '../../store/wallet-pool.ts';
 import { receivePath } from '../../families/derivation-path.ts';
@@ -20,7 +20,7 @@ function parseChain(value: string): string {
   return value;
 }
 
-const SCRIPTS: readonly AddressScript[] = ['p2wpkh', 'p2tr'];
+const SCRIPTS: readonly AddressScript[] = addressScripts();
 
 function parseScript(value: string): AddressScript {
   const script = SCRIPTS.find((s) => s === value);
@@ -49,7 +49,7 @@ function readAddressFile(path: string, family: Parameters<typeof validateAddress
     const value = line.replace(/#.*/, '').trim();
     if (!value) return;
     try {
-      assertPublicKeyMaterial(value);
+      assertPublicKeyMaterial(value, secretKeyForms());
       entries.push({ address: validateAddress(family, value, testnet, { network }), index: null });
     } catch (err) {
       if (err instanceof InvalidAddressError || err instanceof UsageError) bad.push(`line ${i + 1}: ${err.message}`);
@@ -68,7 +68,7 @@ export function walletsCommand(): Command {
 
   cmd
     .command('seed')
-    .description('add deposit addresses to a pool: derived from an account xpub, or read from a file (solana, ton)')
+    .description(`add deposit addresses to a pool: derived from an account xpub, or read from a file (${seededFromFile().join(', ')})`)
     .requiredOption('--chain <slug>', 'chain slug', parseChain)
     .option('--testnet', "seed the chain's testnet pool")
     .option('--xpub <key>', 'account-level extended public key (xpub/zpub/tpub/vpub); children 0/i are derived')
@@ -89,7 +89,7 @@ export function walletsCommand(): Command {
         let source: string;
         let start: number | null = null;
         if (opts.xpub) {
-          assertPublicKeyMaterial(opts.xpub);
+          assertPublicKeyMaterial(opts.xpub, secretKeyForms());
           source = keyFingerprint(opts.xpub, opts.script);
           start = opts.start ?? (await nextDerivationIndex(common.db, pool, source));
           entries = deriveAddresses({ family: network.family, testnet: network.testnet, network: network.network, xpub: opts.xpub, script: opts.script, start, count: opts.count! });

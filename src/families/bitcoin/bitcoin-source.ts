@@ -134,10 +134,6 @@ export function createBitcoinSource(options: { fetcher: BlockFetcher; network: B
       return { blocks, transfers };
     },
 
-    async receipt() {
-      return null;
-    },
-
     close() {},
   };
 }

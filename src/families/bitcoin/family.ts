@@ -1,9 +1,13 @@
 import type { ChainFamilyAdapter } from '../family.ts';
 import { checkBitcoinKeyKind } from './account-keys.ts';
 import { bitcoinAddresses } from './address.ts';
+import { bitcoinSecretKeyForms } from './secret-forms.ts';
 
 export const bitcoinFamily: ChainFamilyAdapter = {
   family: 'bitcoin',
+  label: 'Bitcoin',
+  native: { symbol: 'BTC', atomicUnit: 'sat', rateId: 'bitcoin' },
+  secretKeyForms: bitcoinSecretKeyForms,
   addresses: bitcoinAddresses,
   keys: {
     fromPublicKey: bitcoinAddresses.fromPublicKey,

@@ -9,6 +9,7 @@ import { createSweepApi, type Utxo } from './sweep-api.ts';
 import { btc, type BitcoinSweepPayload } from './sweep-payload.ts';
 import { planRefund } from './sweep-refund.ts';
 import { depositScript, type DepositScript, dustLimit, INPUT_WEIGHT, outputWeight, overheadWeight, vsizeOf } from './sweep-weights.ts';
+import { bitcoinSecretKeyForms } from './secret-forms.ts';
 
 // The bitcoin sweep plan (docs/sweeps/bitcoin.md): every confirmed output of the deposits spent by
 // one PSBT (more only past MAX_INPUTS) paying the cold address, the fee taken from the coins at the
@@ -198,7 +199,7 @@ function derivationOf(accountKeys: readonly string[], testnet: boolean, masterFi
 
 /** One account key: the pool sources it seeded, its receive chain, and what its paths start with. */
 function accountOf(accountKey: string, testnet: boolean, masterFingerprint: string | null, candidates: SweepCandidate[]) {
-  const { node, kind } = parseExtendedPublicKey(accountKey);
+  const { node, kind } = parseExtendedPublicKey(accountKey, bitcoinSecretKeyForms);
   checkBitcoinKeyKind(kind, testnet, undefined);
   const id = keyFingerprint(accountKey);
   const sources = [id, `p2tr:${id}`];

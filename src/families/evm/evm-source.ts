@@ -1,16 +1,15 @@
-import { getAddress, id as keccakId, zeroPadValue } from 'ethers';
+import { getAddress, zeroPadValue } from 'ethers';
 import type { Logger } from '../../logger.ts';
 import { finalizedReader } from './finality.ts';
+import { PAYMENT_RECEIVED_TOPIC, paymentEventParties, topicAddress } from './payment-event.ts';
+import { readClaimReceipt } from './receipt.ts';
 import { RangeTooLargeError, type Rpc } from '../jsonrpc/rpc.ts';
 import { BlockSchema, LogsSchema, TRANSFER_TOPIC, quantity, ReceiptStatusSchema, TraceBlockSchema, TraceFrameSchema, type RpcBlock, type RpcLog, type RpcTx, type TraceFrame } from '../jsonrpc/schemas.ts';
 import { assertLinked, ReorgDuringFetch, RpcUnsupportedError, type BlockRef, type ChainSource, type RangeResult, type SeenTransfer, type WatchSet } from '../source.ts';
 
 export { LogsSchema } from '../jsonrpc/schemas.ts';
-export const PAYMENT_RECEIVED_TOPIC = keccakId('PaymentReceived(bytes32,address,address,uint256)');
-const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 
 const hex = (n: bigint) => `0x${n.toString(16)}`;
-const topicAddress = (topic: string) => getAddress(`0x${topic.slice(-40)}`);
 
 export interface EvmSourceOptions {
   rpc: Rpc;
@@ -177,24 +176,13 @@ export function createEvmSource(options: EvmSourceOptions): ChainSource {
         const logs = await getLogs({ address: watch.paymentContract, topics: [PAYMENT_RECEIVED_TOPIC] }, from, to);
         for (const log of logs) {
           if (log.removed || log.topics.length !== 4) continue;
-          const token = topicAddress(log.topics[3]!);
-          transfers.push(
-            logTransfer(log, checkLog(hashAt, log), {
-              from: topicAddress(log.topics[2]!),
-              to: getAddress(log.address),
-              token: token === ZERO_ADDRESS ? null : token,
-              kind: 'contract',
-              externalId: log.topics[1]!.toLowerCase(),
-            }),
-          );
+          transfers.push(logTransfer(log, checkLog(hashAt, log), paymentEventParties(log)));
         }
       }
       return { blocks: refs, transfers };
     },
 
-    async receipt(txHash) {
-      return rpc.call('eth_getTransactionReceipt', [txHash], { allowNull: true });
-    },
+    receipt: (txHash, paymentContract) => readClaimReceipt(rpc, txHash, paymentContract),
 
     close: () => rpc.close(),
   };

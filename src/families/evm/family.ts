@@ -4,6 +4,8 @@ import { evmAddresses } from './address.ts';
 
 export const evmFamily: ChainFamilyAdapter = {
   family: 'evm',
+  label: 'EVM',
+  native: { symbol: 'ETH', atomicUnit: 'wei', rateId: 'ethereum' },
   addresses: evmAddresses,
   keys: {
     fromPublicKey: evmAddresses.fromPublicKey,
@@ -25,6 +27,7 @@ export const evmFamily: ChainFamilyAdapter = {
     return atomic === null ? base : `${base}?value=${atomic}`;
   },
   connect: async () => (await import('./connect.ts')).connectEvm,
+  receipts: async () => (await import('./receipt.ts')).evmReceiptReader,
   sweep: {
     planner: async () => (await import('./sweep-plan.ts')).evmSweepPlanner,
     signer: async () => (await import('./sweep-sign.ts')).evmSweepSigner,

@@ -37,6 +37,16 @@ export const LogSchema = z.looseObject({
 });
 export const LogsSchema = z.array(LogSchema);
 export const ReceiptStatusSchema = z.looseObject({ status: quantity });
+/** eth_getTransactionReceipt in full, as a buyer's claim reads it (src/families/evm/receipt.ts): its logs carry no block fields of their own there. */
+export const ReceiptSchema = z.looseObject({
+  status: quantity,
+  to: address.nullable(),
+  blockNumber: quantity,
+  blockHash: data32,
+  transactionHash: data32,
+  from: address,
+  logs: z.array(z.looseObject({ address, topics: z.array(data32), data: hexData, logIndex: quantity })),
+});
 
 /** One frame of geth's callTracer output (eth/tracers/native/call.go callFrame). */
 export interface TraceFrame {
@@ -64,3 +74,4 @@ export const TraceBlockSchema = z.array(z.looseObject({ txHash: data32.optional(
 export type RpcBlock = z.infer<typeof BlockSchema>;
 export type RpcTx = z.infer<typeof TxSchema>;
 export type RpcLog = z.infer<typeof LogSchema>;
+export type RpcReceipt = z.infer<typeof ReceiptSchema>;

@@ -1,9 +1,18 @@
+import { decodeBase58 } from '../base58check.ts';
 import type { ChainFamilyAdapter } from '../family.ts';
 import { solanaAddresses } from './address.ts';
 
 // Solana wallets do not derive from an xpub (ed25519, hardened-only): the pool is seeded from a list.
 export const solanaFamily: ChainFamilyAdapter = {
   family: 'solana',
+  label: 'Solana',
+  native: { symbol: 'SOL', atomicUnit: 'lamports', rateId: 'solana' },
+  secretKeyForms: [
+    // solana-keygen's key file: the 64-byte secret key as a JSON byte array.
+    { what: 'a secret key file (a JSON byte array, as solana-keygen writes)', test: (text) => /^\[\s*\d{1,3}(\s*,\s*\d{1,3}){31,}\s*\]$/.test(text) },
+    // Phantom and other Solana wallets export the 64-byte secret key as plain base58 (an address is 32 bytes).
+    { what: 'a Solana secret key (64 bytes in base58)', test: (text) => decodeBase58(text)?.length === 64 },
+  ],
   addresses: solanaAddresses,
   // Solana Pay transfer request (docs.solanapay.com/spec, "Specification: Transfer Request"):
   // `solana:<recipient>?amount=<SOL or token units>` and, for a token, `&spl-token=<mint>`. The

@@ -296,9 +296,6 @@ export function createSolanaSource(options: SolanaSourceOptions): ChainSource {
       if (mode === 'addresses') return fetchByAddress(from, to, watch);
       return fetchBlocks(from, to, watch, await slotAt('finalized'));
     },
-    async receipt() {
-      return null;
-    },
     close() {},
   };
 }

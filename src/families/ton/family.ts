@@ -4,6 +4,8 @@ import { tonAddresses } from './address.ts';
 // TON wallets are contracts whose address hashes their code and ed25519 key: the pool is seeded from a list.
 export const tonFamily: ChainFamilyAdapter = {
   family: 'ton',
+  label: 'TON',
+  native: { symbol: 'TON', atomicUnit: 'nanotons', rateId: 'the-open-network' },
   addresses: tonAddresses,
   // TON transfer links: `ton://transfer/<address>?amount=<nanotons>` (Tonkeeper's wallet API,
   // github.com/tonkeeper/wallet-api, "Plain transfers"; the ton:// scheme TON wallets register). For a

@@ -97,9 +97,6 @@ export function createTonSource(options: TonSourceOptions): TonSource {
       });
       return { blocks, transfers, ...(through < to ? { through } : {}) };
     },
-    async receipt() {
-      return null;
-    },
     close() {},
     jettonWalletsKept: () => jettonWallets.size(),
   };

@@ -4,6 +4,8 @@ import { tronAddresses } from './address.ts';
 
 export const tronFamily: ChainFamilyAdapter = {
   family: 'tron',
+  label: 'Tron',
+  native: { symbol: 'TRX', atomicUnit: 'sun', rateId: 'tron' },
   addresses: tronAddresses,
   keys: {
     fromPublicKey: tronAddresses.fromPublicKey,

@@ -176,7 +176,6 @@ export function createTronSource(options: TronSourceOptions): ChainSource {
       return { blocks: refs, transfers, ...(through < to ? { through } : {}) };
     },
 
-    receipt: (hash) => rpc.call('eth_getTransactionReceipt', [`0x${strip0x(hash)}`], { allowNull: true }),
     close: () => rpc.close(),
   };
 }

@@ -14,6 +14,7 @@ import { isIdShaped } from '../validation.ts';
 import { loadAssets } from './assets.ts';
 import { format, formatFiat, renderMessage, renderShell, type AssetUrls } from './render.ts';
 import { strings } from './strings.en.ts';
+import { hasPaymentContract } from '../../families/families.ts';
 
 // The hosted payment page, `{checkoutPageUrl}/i/{invoiceId}` (spec rule 5; docs/hosted-page.md).
 // Served by `serve` itself: HTML from render.ts, a script and a stylesheet from assets/, the QR code
@@ -237,7 +238,7 @@ function networkInfo(name: string, network: ResolvedNetwork): NetworkInfo {
     // While money is in flight on a chain faster than that floor, every 2 s (block time at most 15 s):
     // the tracker's CONFIRMING state may last only a few seconds, and the buyer should see it.
     confirmPollMs: Math.min(Math.max(network.blockTimeMs, 2_000), pollIntervalMs(network), 15_000),
-    web3: network.family === 'evm' && network.paymentContract !== null && network.treasury !== null,
+    web3: hasPaymentContract(network.family) && network.paymentContract !== null && network.treasury !== null,
   };
 }
 
