@@ -1,4 +1,4 @@
-import { FetchRequest, getAddress, JsonRpcProvider, Network } from 'ethers';
+import { getAddress, JsonRpcProvider, Network } from 'ethers';
 import { z } from 'zod';
 import { getNetwork } from '../chains/registry.ts';
 import { GatewayError } from '../domain/errors.ts';
@@ -8,6 +8,7 @@ import { recordTransfer } from '../store/lifecycle.ts';
 import { loadPayment } from '../store/payments.ts';
 import { recomputeCredit } from '../store/payment-transitions.ts';
 import { PAYMENT_RECEIVED_TOPIC } from '../families/evm/evm-source.ts';
+import { credentialedRequest } from '../families/jsonrpc/rpc.ts';
 import type { DaemonDeps } from './deps.ts';
 
 export interface ConfirmResult {
@@ -111,7 +112,7 @@ export async function confirmContractPayment(deps: DaemonDeps, paymentId: string
 }
 
 async function fetchReceipt(url: string, chainId: number | null, txHash: string): Promise<Receipt | null> {
-  const request = new FetchRequest(url);
+  const request = credentialedRequest(url);
   request.timeout = 10_000;
   const network = chainId ? Network.from(chainId) : undefined;
   const provider = new JsonRpcProvider(request, network, { staticNetwork: network, batchMaxCount: 1, cacheTimeout: -1 });
