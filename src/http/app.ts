@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { RequestListener, ServerOptions, ServerResponse } from 'node:http';
+import type { IncomingMessage, RequestListener, ServerOptions, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type HTTPMethods, type RouteHandlerMethod } from 'fastify';
 import { databaseBusy, ERROR_STATUS, GatewayError, isLockConflict, type ErrorCode } from '../domain/errors.ts';
@@ -86,6 +86,8 @@ class DrainingServer extends http.Server {
       if (this.draining) res.setHeader('Connection', 'close');
       handler(req, res);
     });
+    // An Expect other than 100-continue: Node would answer a bare 417; the app answers it (transportRefusal).
+    this.on('checkExpectation', (req, res) => this.emit('request', req, res));
   }
 
   override close(callback?: (err?: Error) => void): this {
@@ -115,6 +117,8 @@ export function createHttpApp(options: AppOptions): FastifyInstance {
           requestTimeout: options.requestTimeoutMs ?? 70_000,
           headersTimeout: options.headersTimeoutMs ?? 66_000,
           keepAliveTimeout: options.keepAliveTimeoutMs ?? 65_000,
+          // Node would answer a missing Host with a bare 400; the app answers it (transportRefusal).
+          requireHostHeader: false,
         },
         handler,
       ),
@@ -175,6 +179,12 @@ export function createHttpApp(options: AppOptions): FastifyInstance {
       reply.code(503).header('Connection', 'close').header('Retry-After', '5').send(errorBody(req.id, 'SERVICE_UNAVAILABLE', 'The server is shutting down; retry shortly'));
       return;
     }
+    const refused = transportRefusal(req.raw);
+    if (refused) {
+      // Its body, if any, is never read: the connection closes after the answer.
+      reply.code(ERROR_STATUS[refused.code]).header('Connection', 'close').send(errorBody(req.id, refused.code, refused.message));
+      return;
+    }
     done();
   });
 
@@ -195,6 +205,29 @@ export function createHttpApp(options: AppOptions): FastifyInstance {
     reply.code(404).send(errorBody(req.id, 'NOT_FOUND', `No route ${req.method} ${req.url.split('?')[0]}`));
   });
   return app;
+}
+
+/**
+ * What HTTP/1.1 itself refuses, with the envelope (Node's own answers have none): a missing Host
+ * (HTTP/1.1) or more than one (RFC 9112 §3.2), an expectation other than 100-continue (RFC 9110
+ * §10.1.1), and a body in a content coding (gzip, …): bodies are read, hashed for the signature and
+ * stored as sent, so only an identity body is taken (415, RFC 9110 §8.4.1), before authentication.
+ */
+export function transportRefusal(req: IncomingMessage): { code: ErrorCode; message: string } | null {
+  let hosts = 0;
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') hosts++;
+  if (hosts > 1) return { code: 'VALIDATION_ERROR', message: 'A request must have one Host header; this one has several' };
+  if (hosts === 0 && req.httpVersion === '1.1') return { code: 'VALIDATION_ERROR', message: 'An HTTP/1.1 request must have a Host header' };
+  const expect = req.headers.expect;
+  if (expect !== undefined && expect.trim().toLowerCase() !== '100-continue') {
+    return { code: 'VALIDATION_ERROR', message: `Expect: ${JSON.stringify(expect.slice(0, 64))} cannot be met; only 100-continue is supported` };
+  }
+  const coding = req.headers['content-encoding'];
+  if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
+    return { code: 'UNSUPPORTED_MEDIA_TYPE', message: `Content-Encoding ${JSON.stringify(coding.slice(0, 64))} is not supported; send the body uncompressed` };
+  }
+  return null;
 }
 
 /**
