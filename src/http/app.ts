@@ -68,19 +68,39 @@ class AnswerObserver extends LogController {
   }
 }
 
+/** How long an idle keep-alive connection stays open once the server closes, for a request already on its way. */
+export const IDLE_LINGER_MS = 1000;
+
 /**
- * Node's HTTP server, whose close() also makes every answer still being written the last on its
- * connection (`Connection: close`). Node would otherwise keep such a connection open and idle until
- * its keep-alive timeout, and the client's next request on it would meet the shutdown's cut-off.
+ * Node's HTTP server, whose close() ends every keep-alive connection without a reset:
+ * - an answer still being written is the last on its connection (`Connection: close`);
+ * - an idle connection is not destroyed at once: its client may have sent the next request already
+ *   (a client reuses a connection as soon as its answer arrives, and under load Node reads the bytes
+ *   late), and closing a socket with unread bytes makes the kernel answer with a TCP reset. It gets
+ *   `idleLingerMs` for such a request, which the app answers 503 with `Connection: close`; then it
+ *   is half-closed (FIN), so its client sends nothing more on it, and it closes when the client
+ *   does. What is still open at the shutdown's grace is cut off (closeAllConnections).
  */
 class DrainingServer extends http.Server {
   /** The latest response of each open connection (finished or not). */
   private readonly latest = new Map<Socket, ServerResponse>();
+  private readonly sockets = new Set<Socket>();
+  private readonly lingering = new WeakSet<Socket>();
   private draining = false;
 
-  constructor(options: ServerOptions, handler: RequestListener) {
+  constructor(
+    options: ServerOptions,
+    handler: RequestListener,
+    private readonly idleLingerMs = IDLE_LINGER_MS,
+  ) {
     super(options);
-    this.on('connection', (socket: Socket) => socket.once('close', () => this.latest.delete(socket)));
+    this.on('connection', (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => {
+        this.latest.delete(socket);
+        this.sockets.delete(socket);
+      });
+    });
     this.on('request', (req, res) => {
       this.latest.set(req.socket, res);
       if (this.draining) res.setHeader('Connection', 'close');
@@ -92,12 +112,34 @@ class DrainingServer extends http.Server {
 
   override close(callback?: (err?: Error) => void): this {
     this.draining = true;
-    for (const res of this.latest.values()) {
+    for (const [socket, res] of this.latest) {
       if (res.writableFinished) continue;
       if (!res.headersSent) res.setHeader('Connection', 'close');
-      else res.once('finish', () => this.closeIdleConnections());
+      // Too late to say so: the connection is idle once this answer is written.
+      else res.once('finish', () => this.linger(socket));
     }
+    // Node's close() calls closeIdleConnections(), which lingers (below) while draining.
     return super.close(callback);
+  }
+
+  override closeIdleConnections(): void {
+    if (!this.draining) return super.closeIdleConnections();
+    for (const socket of this.sockets) if (!this.busy(socket)) this.linger(socket);
+  }
+
+  private busy(socket: Socket): boolean {
+    const res = this.latest.get(socket);
+    return res !== undefined && !res.writableFinished;
+  }
+
+  private linger(socket: Socket): void {
+    if (this.lingering.has(socket)) return;
+    this.lingering.add(socket);
+    const timer = setTimeout(() => {
+      // A request that arrived meanwhile ends the connection itself, with its Connection: close answer.
+      if (!this.busy(socket) && !socket.destroyed) socket.end();
+    }, this.idleLingerMs);
+    socket.once('close', () => clearTimeout(timer));
   }
 }
 
@@ -133,7 +175,8 @@ export function createHttpApp(options: AppOptions): FastifyInstance {
     genReqId: requestId,
     // While closing, new requests get an enveloped 503 from the onRequest hook below instead.
     return503OnClosing: false,
-    forceCloseConnections: 'idle',
+    // Idle connections are closed by DrainingServer, without resets; what is left at the grace by serve.
+    forceCloseConnections: false,
     // Errors below the HTTP parser (bad header bytes, oversized headers, a timeout) get the envelope too.
     clientErrorHandler: (err: NodeJS.ErrnoException, socket) => {
       if (!socket.writable) return socket.destroy();
