@@ -135,7 +135,7 @@ for (const dialect of DIALECTS) {
       assert.equal(good.status, 201, good.text);
       assert.equal(good.json.data.description, 'café');
 
-      // The buyer API and the dashboard's JSON answer the same way.
+      // The buyer API reads its bodies the same way.
       const checkout = await d.plain('POST', `/checkout/api/v1/invoices/${good.json.data.id}/checkout`, bytes('{"blockchain":"ethereum","cryptoCurrency":"ET', [0xff], '"}'));
       assert.deepEqual([checkout.status, checkout.json?.error?.code], [400, 'VALIDATION_ERROR'], checkout.text);
       assert.equal(checkout.json.error.message, 'Request body is not valid UTF-8');
