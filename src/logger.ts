@@ -1,5 +1,6 @@
 import { writeSync } from 'node:fs';
 import { pino, type DestinationStream, type Logger } from 'pino';
+import { createUrlScrubber } from './domain/http-url.ts';
 
 /** json: one JSON object a line; pretty: `HH:MM:SS LEVEL msg key=value`; auto: pretty on a terminal. */
 export type LogFormat = 'auto' | 'json' | 'pretty';
@@ -8,9 +9,13 @@ export type LogFormat = 'auto' | 'json' | 'pretty';
  * Structured logs on stderr (stdout is kept for command output such as --json). Secrets are
  * redacted. JSON lines when stderr is piped or redirected (log collectors, tests), readable lines
  * when a person watches a terminal, unless `format` (log.format, CHAINGATE_LOG_FORMAT) says which.
+ * Every line is scrubbed of endpoint credentials: a URL with user info, or at one of `endpoints`
+ * (the configured RPC and API URLs), is written as scheme://host[:port], whichever field or error
+ * message quotes it, and those URLs' passwords and keys are blanked wherever they appear.
  */
-export function createLogger(level: string, bindings: Record<string, unknown> = {}, format: LogFormat = 'auto'): Logger {
+export function createLogger(level: string, bindings: Record<string, unknown> = {}, format: LogFormat = 'auto', endpoints: readonly string[] = []): Logger {
   const pretty = format === 'pretty' || (format === 'auto' && process.stderr.isTTY === true);
+  const scrub = createUrlScrubber(endpoints);
   return pino(
     {
       level,
@@ -20,7 +25,7 @@ export function createLogger(level: string, bindings: Record<string, unknown> = 
         censor: '[redacted]',
       },
     },
-    pretty ? prettyStream(process.stderr.isTTY === true && !process.env.NO_COLOR) : pino.destination(2),
+    pretty ? prettyStream(process.stderr.isTTY === true && !process.env.NO_COLOR, scrub) : scrubbedStream(pino.destination(2), scrub),
   );
 }
 
@@ -74,11 +79,22 @@ export function prettyLine(line: string, color = false): string {
 }
 
 /** Written synchronously, as pino.destination(2) is, so nothing is lost when the process exits. */
-function prettyStream(color: boolean): DestinationStream {
+function prettyStream(color: boolean, scrub: (text: string) => string): DestinationStream {
   return {
     write(chunk: string) {
-      for (const line of chunk.split('\n')) if (line) writeSync(2, prettyLine(line, color));
+      for (const line of chunk.split('\n')) if (line) writeSync(2, prettyLine(scrub(line), color));
     },
+  };
+}
+
+type Flushable = DestinationStream & { flush?: (cb?: (err?: Error) => void) => void; flushSync?: () => void };
+
+/** The JSON lines through `scrub` on their way to `dest`, which keeps its own flushing on exit. */
+function scrubbedStream(dest: Flushable, scrub: (text: string) => string): Flushable {
+  return {
+    write: (chunk: string) => dest.write(scrub(chunk)),
+    flush: (cb) => (dest.flush ? dest.flush(cb) : cb?.()),
+    flushSync: () => dest.flushSync?.(),
   };
 }
 

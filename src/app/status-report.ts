@@ -1,4 +1,5 @@
 import { indexerCursors, isFailingNow } from '../store/indexer-cursor.ts';
+import { originsOnly } from '../domain/http-url.ts';
 import type { Database } from '../store/orm.ts';
 import { migrationStatus } from '../store/migrate.ts';
 import { countPools, type PoolCount } from '../store/wallet-pool.ts';
@@ -123,7 +124,7 @@ export async function statusReport(
       lastPollAgeSeconds: c.headSeenAt ? Math.max(0, Math.round((now.getTime() - c.headSeenAt.getTime()) / 1000)) : null,
       failing: isFailingNow(c, now),
       failingSince: isFailingNow(c, now) ? (c.lastErrorAt?.toISOString() ?? null) : null,
-      lastError: c.lastError ?? null,
+      lastError: c.lastError === null ? null : originsOnly(c.lastError),
       lastErrorAt: c.lastErrorAt?.toISOString() ?? null,
       endpoint: endpointOf?.(c.chain, c.network) ?? null,
     })),
@@ -131,7 +132,7 @@ export async function statusReport(
       // An indexer still failing is a current problem however long ago it began.
       ...cursors
         .filter((c) => c.lastErrorAt && isFailingNow(c, now))
-        .map((c) => ({ at: c.lastErrorAt!.toISOString(), source: `indexer ${c.chain} ${c.network}`, message: c.lastError! })),
+        .map((c) => ({ at: c.lastErrorAt!.toISOString(), source: `indexer ${c.chain} ${c.network}`, message: originsOnly(c.lastError!) })),
       ...failedAttempts.map((a) => ({ at: a.attemptedAt.toISOString(), source: 'webhook', message: `${a.url ?? '(no url)'}: ${a.statusCode ? `HTTP ${a.statusCode}` : (a.error ?? 'failed').slice(0, 160)}` })),
     ].sort((a, b) => (a.at < b.at ? 1 : -1)).slice(0, 20),
     webhooks: {

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { loadConfig } from '../config/load-config.ts';
+import { endpointUrls, loadConfig } from '../config/load-config.ts';
 import { findMasterKey, generateMasterKey, masterKeyFile, type MasterKey } from '../config/master-key.ts';
 import type { Config } from '../config/schema.ts';
 import type { Common } from '../common.ts';
@@ -44,7 +44,7 @@ export async function openCommon(options: OpenOptions = {}): Promise<Common> {
   const urlFrom = env.CHAINGATE_DATABASE_URL ? 'CHAINGATE_DATABASE_URL' : file ? `database.url in ${file}` : 'the default database.url';
   assertSqliteDirectory(config.database.url);
   if (options.readOnly) assertSqliteFile(config.database.url, urlFrom);
-  const log = createLogger(config.log.level, options.logBindings, config.log.format);
+  const log = createLogger(config.log.level, options.logBindings, config.log.format, endpointUrls(config));
   const keyFrom = env.CHAINGATE_MASTER_KEY ? 'environment variable CHAINGATE_MASTER_KEY' : file ? `security.masterKey in ${file}` : 'security.masterKey';
   // Before the database opens, so a PostgreSQL deployment without a key stops at once.
   let masterKey = options.needsSecrets === false ? null : findMasterKey(config, log, keyFrom);

@@ -4,6 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { configSchema, type Config } from './schema.ts';
 import { BaseError } from '../domain/errors.ts';
+import { urlOrigin } from '../domain/http-url.ts';
 
 export const DEFAULT_CONFIG_PATH = fileURLToPath(new URL('../../config/default.yaml', import.meta.url));
 
@@ -147,7 +148,7 @@ function redactedJson(key: string, value: unknown): string {
   return json.length > 80 ? `${json.slice(0, 77)}...` : json;
 }
 
-/** The effective config for printing: secrets and database passwords replaced. */
+/** The effective config for printing: secrets and database passwords replaced, endpoints as scheme://host[:port]. */
 export function redactConfig(config: Config): Config {
   const copy = structuredClone(config);
   if (copy.security.masterKey) copy.security.masterKey = '[redacted]';
@@ -155,5 +156,26 @@ export function redactConfig(config: Config): Config {
   for (const chain of Object.values(copy.chains)) {
     for (const network of [chain.mainnet, chain.testnet]) if (network?.apiKey) network.apiKey = '[redacted]';
   }
+  eachEndpoint(copy as unknown as Tree, (tree, key, url) => {
+    tree[key] = urlOrigin(url);
+  });
   return copy;
+}
+
+/**
+ * Every endpoint URL of the config (`*Url` keys holding an http(s) URL, the database's aside): the
+ * URLs the logs scrub, since providers put keys in their user info, paths and queries.
+ */
+export function endpointUrls(config: Config): string[] {
+  const urls: string[] = [];
+  eachEndpoint(config as unknown as Tree, (_tree, _key, url) => urls.push(url));
+  return urls;
+}
+
+function eachEndpoint(tree: Tree, visit: (tree: Tree, key: string, url: string) => void): void {
+  for (const [key, value] of Object.entries(tree)) {
+    if (key === 'database') continue;
+    if (isTree(value)) eachEndpoint(value, visit);
+    else if (typeof value === 'string' && /Url$/.test(key) && /^https?:\/\//i.test(value)) visit(tree, key, value);
+  }
 }

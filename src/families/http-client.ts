@@ -1,3 +1,4 @@
+import { withoutCredentials } from '../domain/http-url.ts';
 import type { Logger } from '../logger.ts';
 import { backoffMs, RpcAborted, sleep } from './retry.ts';
 import { endpointOrigin, faultCause, methodOfPath, recordRpcCall, reportRpcFault } from './rpc-metrics.ts';
@@ -33,7 +34,10 @@ export function createHttpClient(options: {
   /** Sent with every request (a provider's API key header); never logged. */
   headers?: Record<string, string>;
 }): HttpClient {
-  const base = options.baseUrl.replace(/\/+$/, '');
+  // User info in the URL (http://user:pass@host) travels as Basic auth: fetch refuses it in the URL.
+  const { url: bare, authorization } = withoutCredentials(options.baseUrl);
+  const base = bare.replace(/\/+$/, '');
+  const fixedHeaders = { ...(authorization ? { authorization } : {}), ...options.headers };
   // What logs and errors name: never the base URL's path, query or user info, where keys live.
   const endpoint = endpointOrigin(options.baseUrl);
   const maxBackoff = options.maxBackoffMs ?? 30_000;
@@ -45,7 +49,7 @@ export function createHttpClient(options: {
       const startedAt = performance.now();
       const method = init.method === 'POST' && path === '' ? jsonRpcMethod(init.body) : methodOfPath(path);
       try {
-        const headers = { ...options.headers, ...(init.headers as Record<string, string> | undefined) };
+        const headers = { ...fixedHeaders, ...(init.headers as Record<string, string> | undefined) };
         const res = await fetch(base + path, { ...init, headers, signal: AbortSignal.timeout(options.timeoutMs), redirect: 'error' });
         if (res.ok) {
           const value = await read(res);

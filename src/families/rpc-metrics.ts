@@ -1,4 +1,5 @@
 import { Counter, Histogram, Registry } from 'prom-client';
+import { originsOnly } from '../domain/http-url.ts';
 
 // RPC calls of this indexer process by method and outcome, served on its own /metrics when
 // metrics.indexerPort (CHAINGATE_INDEXER_METRICS_PORT) is set. One registry per process: an
@@ -53,6 +54,11 @@ export function endpointOrigin(url: string): string {
  * status, the node's error message. fetch says only "fetch failed"; the socket error is its cause.
  */
 export function faultCause(err: unknown, timeoutMs?: number): string {
+  // Logged, stored and shown by `status`: a URL quoted by fetch or ethers keeps only its origin.
+  return originsOnly(transportCause(err, timeoutMs));
+}
+
+function transportCause(err: unknown, timeoutMs?: number): string {
   let e: unknown = err;
   for (let depth = 0; depth < 4 && e instanceof Error && e.cause !== undefined && e.cause !== null; depth++) e = e.cause;
   if (!(e instanceof Error)) return String(e);

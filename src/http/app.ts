@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { RequestListener, ServerOptions, ServerResponse } from 'node:http';
+import type { IncomingMessage, RequestListener, ServerOptions, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type HTTPMethods, type RouteHandlerMethod } from 'fastify';
 import { databaseBusy, ERROR_STATUS, GatewayError, isLockConflict, type ErrorCode } from '../domain/errors.ts';
@@ -68,34 +68,78 @@ class AnswerObserver extends LogController {
   }
 }
 
+/** How long an idle keep-alive connection stays open once the server closes, for a request already on its way. */
+export const IDLE_LINGER_MS = 1000;
+
 /**
- * Node's HTTP server, whose close() also makes every answer still being written the last on its
- * connection (`Connection: close`). Node would otherwise keep such a connection open and idle until
- * its keep-alive timeout, and the client's next request on it would meet the shutdown's cut-off.
+ * Node's HTTP server, whose close() ends every keep-alive connection without a reset:
+ * - an answer still being written is the last on its connection (`Connection: close`);
+ * - an idle connection is not destroyed at once: its client may have sent the next request already
+ *   (a client reuses a connection as soon as its answer arrives, and under load Node reads the bytes
+ *   late), and closing a socket with unread bytes makes the kernel answer with a TCP reset. It gets
+ *   `idleLingerMs` for such a request, which the app answers 503 with `Connection: close`; then it
+ *   is half-closed (FIN), so its client sends nothing more on it, and it closes when the client
+ *   does. What is still open at the shutdown's grace is cut off (closeAllConnections).
  */
 class DrainingServer extends http.Server {
   /** The latest response of each open connection (finished or not). */
   private readonly latest = new Map<Socket, ServerResponse>();
+  private readonly sockets = new Set<Socket>();
+  private readonly lingering = new WeakSet<Socket>();
   private draining = false;
 
-  constructor(options: ServerOptions, handler: RequestListener) {
+  constructor(
+    options: ServerOptions,
+    handler: RequestListener,
+    private readonly idleLingerMs = IDLE_LINGER_MS,
+  ) {
     super(options);
-    this.on('connection', (socket: Socket) => socket.once('close', () => this.latest.delete(socket)));
+    this.on('connection', (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => {
+        this.latest.delete(socket);
+        this.sockets.delete(socket);
+      });
+    });
     this.on('request', (req, res) => {
       this.latest.set(req.socket, res);
       if (this.draining) res.setHeader('Connection', 'close');
       handler(req, res);
     });
+    // An Expect other than 100-continue: Node would answer a bare 417; the app answers it (transportRefusal).
+    this.on('checkExpectation', (req, res) => this.emit('request', req, res));
   }
 
   override close(callback?: (err?: Error) => void): this {
     this.draining = true;
-    for (const res of this.latest.values()) {
+    for (const [socket, res] of this.latest) {
       if (res.writableFinished) continue;
       if (!res.headersSent) res.setHeader('Connection', 'close');
-      else res.once('finish', () => this.closeIdleConnections());
+      // Too late to say so: the connection is idle once this answer is written.
+      else res.once('finish', () => this.linger(socket));
     }
+    // Node's close() calls closeIdleConnections(), which lingers (below) while draining.
     return super.close(callback);
+  }
+
+  override closeIdleConnections(): void {
+    if (!this.draining) return super.closeIdleConnections();
+    for (const socket of this.sockets) if (!this.busy(socket)) this.linger(socket);
+  }
+
+  private busy(socket: Socket): boolean {
+    const res = this.latest.get(socket);
+    return res !== undefined && !res.writableFinished;
+  }
+
+  private linger(socket: Socket): void {
+    if (this.lingering.has(socket)) return;
+    this.lingering.add(socket);
+    const timer = setTimeout(() => {
+      // A request that arrived meanwhile ends the connection itself, with its Connection: close answer.
+      if (!this.busy(socket) && !socket.destroyed) socket.end();
+    }, this.idleLingerMs);
+    socket.once('close', () => clearTimeout(timer));
   }
 }
 
@@ -115,6 +159,8 @@ export function createHttpApp(options: AppOptions): FastifyInstance {
           requestTimeout: options.requestTimeoutMs ?? 70_000,
           headersTimeout: options.headersTimeoutMs ?? 66_000,
           keepAliveTimeout: options.keepAliveTimeoutMs ?? 65_000,
+          // Node would answer a missing Host with a bare 400; the app answers it (transportRefusal).
+          requireHostHeader: false,
         },
         handler,
       ),
@@ -129,7 +175,8 @@ export function createHttpApp(options: AppOptions): FastifyInstance {
     genReqId: requestId,
     // While closing, new requests get an enveloped 503 from the onRequest hook below instead.
     return503OnClosing: false,
-    forceCloseConnections: 'idle',
+    // Idle connections are closed by DrainingServer, without resets; what is left at the grace by serve.
+    forceCloseConnections: false,
     // Errors below the HTTP parser (bad header bytes, oversized headers, a timeout) get the envelope too.
     clientErrorHandler: (err: NodeJS.ErrnoException, socket) => {
       if (!socket.writable) return socket.destroy();
@@ -175,6 +222,12 @@ export function createHttpApp(options: AppOptions): FastifyInstance {
       reply.code(503).header('Connection', 'close').header('Retry-After', '5').send(errorBody(req.id, 'SERVICE_UNAVAILABLE', 'The server is shutting down; retry shortly'));
       return;
     }
+    const refused = transportRefusal(req.raw);
+    if (refused) {
+      // Its body, if any, is never read: the connection closes after the answer.
+      reply.code(ERROR_STATUS[refused.code]).header('Connection', 'close').send(errorBody(req.id, refused.code, refused.message));
+      return;
+    }
     done();
   });
 
@@ -195,6 +248,29 @@ export function createHttpApp(options: AppOptions): FastifyInstance {
     reply.code(404).send(errorBody(req.id, 'NOT_FOUND', `No route ${req.method} ${req.url.split('?')[0]}`));
   });
   return app;
+}
+
+/**
+ * What HTTP/1.1 itself refuses, with the envelope (Node's own answers have none): a missing Host
+ * (HTTP/1.1) or more than one (RFC 9112 §3.2), an expectation other than 100-continue (RFC 9110
+ * §10.1.1), and a body in a content coding (gzip, …): bodies are read, hashed for the signature and
+ * stored as sent, so only an identity body is taken (415, RFC 9110 §8.4.1), before authentication.
+ */
+export function transportRefusal(req: IncomingMessage): { code: ErrorCode; message: string } | null {
+  let hosts = 0;
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') hosts++;
+  if (hosts > 1) return { code: 'VALIDATION_ERROR', message: 'A request must have one Host header; this one has several' };
+  if (hosts === 0 && req.httpVersion === '1.1') return { code: 'VALIDATION_ERROR', message: 'An HTTP/1.1 request must have a Host header' };
+  const expect = req.headers.expect;
+  if (expect !== undefined && expect.trim().toLowerCase() !== '100-continue') {
+    return { code: 'VALIDATION_ERROR', message: `Expect: ${JSON.stringify(expect.slice(0, 64))} cannot be met; only 100-continue is supported` };
+  }
+  const coding = req.headers['content-encoding'];
+  if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
+    return { code: 'UNSUPPORTED_MEDIA_TYPE', message: `Content-Encoding ${JSON.stringify(coding.slice(0, 64))} is not supported; send the body uncompressed` };
+  }
+  return null;
 }
 
 /**

@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { pino } from 'pino';
 import { GatewayError } from '../domain/errors.ts';
 import { createHttpApp } from './app.ts';
-import { inspectJson, jsonBody, surrogateDetails, unsupportedCharset } from './validation.ts';
+import { firstInvalidUtf8, inspectJson, jsonBody, surrogateDetails, unsupportedCharset, utf8Text } from './validation.ts';
 
 /** A request as jsonBody sees it: the raw bytes the content-type parser kept. */
 const requestWith = (text: string) => ({ body: Buffer.from(text) }) as unknown as FastifyRequest;
@@ -78,4 +78,27 @@ test('the JSON content-type parser answers a non-UTF-8 charset with the 415 enve
     assert.equal(res.statusCode, 200, ok);
     assert.deepEqual(res.json(), { body: { a: 'é' } });
   }
+});
+
+test('utf8Text() decodes UTF-8 (a BOM kept) and refuses anything else naming the first bad sequence', () => {
+  assert.equal(utf8Text(Buffer.from('{"a":"café 😀"}')), '{"a":"café 😀"}');
+  assert.equal(utf8Text(Buffer.from([0xef, 0xbb, 0xbf, 0x7b, 0x7d])), '\ufeff{}');
+  const cases: [number[], number][] = [
+    [[0x7b, 0xe9, 0x7d], 1], // Latin-1 é
+    [[0x61, 0x80], 1], // a stray continuation byte
+    [[0x61, 0x62, 0xe2, 0x82], 2], // cut short
+    [[0xc0, 0xaf], 0], // overlong "/"
+    [[0xe0, 0x80, 0xaf], 0], // overlong, three bytes
+    [[0xed, 0xa0, 0x80], 0], // an encoded surrogate
+    [[0xf4, 0x90, 0x80, 0x80], 0], // past U+10FFFF
+    [[0xf5, 0x80, 0x80, 0x80], 0],
+  ];
+  for (const [bytes, at] of cases) {
+    assert.equal(firstInvalidUtf8(Uint8Array.from(bytes)), at, bytes.join(','));
+    const err = refusal(() => utf8Text(Buffer.from(bytes)));
+    assert.equal(err.code, 'VALIDATION_ERROR');
+    assert.match(err.details![0]!.message, new RegExp(`^byte ${at} \\(0x${bytes[at]!.toString(16)}\\)`));
+  }
+  for (const ok of ['\u0000\u007f', '\u0080\u07ff', '\u0800\uffff', '\u{10000}\u{10ffff}']) assert.equal(firstInvalidUtf8(Buffer.from(ok)), Buffer.byteLength(ok), ok);
+  assert.equal(refusal(() => jsonBody({ body: Buffer.from([0x7b, 0xff, 0x7d]) } as unknown as FastifyRequest)).message, 'Request body is not valid UTF-8');
 });

@@ -117,8 +117,9 @@ export function jsonBody(req: FastifyRequest): unknown {
   if (raw.includes(0)) throw nulError();
   if (raw.length === 0) value = undefined;
   else {
+    const text = utf8Text(raw);
     try {
-      value = JSON.parse(raw.toString('utf8'));
+      value = JSON.parse(text);
     } catch (err) {
       throw new GatewayError('VALIDATION_ERROR', 'Request body is not valid JSON', {
         details: [{ path: 'body', message: err instanceof Error ? err.message : 'malformed JSON' }],
@@ -135,6 +136,51 @@ export function jsonBody(req: FastifyRequest): unknown {
   if (illFormed) throw new GatewayError('VALIDATION_ERROR', 'Request body must be well-formed Unicode', { details: surrogateDetails(value) });
   parsed.set(req, value);
   return value;
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * A body's bytes as text, refused with VALIDATION_ERROR when they are not UTF-8: decoded leniently,
+ * each bad byte would become U+FFFD and be stored as something the client never sent.
+ */
+export function utf8Text(raw: Buffer): string {
+  try {
+    return UTF8.decode(raw);
+  } catch {
+    const at = firstInvalidUtf8(raw);
+    throw new GatewayError('VALIDATION_ERROR', 'Request body is not valid UTF-8', {
+      details: [{ path: 'body', message: `byte ${at} (0x${raw[at]?.toString(16).padStart(2, '0') ?? '??'}) starts no valid UTF-8 sequence; send UTF-8 bytes` }],
+    });
+  }
+}
+
+/** Offset of the first byte that starts no valid UTF-8 sequence (RFC 3629: no overlongs, surrogates or values past U+10FFFF). */
+export function firstInvalidUtf8(b: Uint8Array): number {
+  let i = 0;
+  while (i < b.length) {
+    const c = b[i]!;
+    let n: number;
+    let min: number;
+    let max = 0xbf;
+    if (c < 0x80) {
+      i++;
+      continue;
+    } else if (c >= 0xc2 && c <= 0xdf) n = 1;
+    else if (c >= 0xe0 && c <= 0xef) n = 2;
+    else if (c >= 0xf0 && c <= 0xf4) n = 3;
+    else return i;
+    // The second byte's range rules out overlongs (E0, F0), surrogates (ED) and > U+10FFFF (F4).
+    min = c === 0xe0 ? 0xa0 : c === 0xf0 ? 0x90 : 0x80;
+    if (c === 0xed) max = 0x9f;
+    if (c === 0xf4) max = 0x8f;
+    for (let k = 1; k <= n; k++) {
+      const d = b[i + k];
+      if (d === undefined || d < (k === 1 ? min : 0x80) || d > (k === 1 ? max : 0xbf)) return i;
+    }
+    i += n + 1;
+  }
+  return b.length;
 }
 
 function nulError(): GatewayError {

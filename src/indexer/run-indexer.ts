@@ -1,4 +1,5 @@
 import { indexerCursor, placeCursor, recordFailure, recordHead, recordStopped, releaseLease, takeLease, takeOverLease, type CursorPlacement } from '../store/indexer-cursor.ts';
+import { originsOnly } from '../domain/http-url.ts';
 import { windowBlocks } from '../store/ledger-rows.ts';
 import type { Database } from '../store/orm.ts';
 import { poolReader } from '../store/raw-sql.ts';
@@ -54,7 +55,8 @@ export async function recordIndexerStopped(db: Database, key: ChainKey): Promise
 }
 
 export async function recordIndexerFailure(db: Database, key: ChainKey, message: string, at = new Date()): Promise<void> {
-  await db.write((x) => recordFailure(x, key, message.slice(0, 255), at));
+  // Shown by `status` and serve's dashboard: a URL in the cause keeps only its origin (keys live in the rest).
+  await db.write((x) => recordFailure(x, key, originsOnly(message).slice(0, 255), at));
 }
 
 /**

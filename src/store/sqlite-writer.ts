@@ -9,7 +9,10 @@ import { cachePrepared } from './statement-cache.ts';
 // one COMMIT once the event loop has handed over what it had (setImmediate). Nobody can tell:
 // - nothing is answered before the COMMIT that holds it returns, so a crash leaves each write
 //   absent or committed, as with a transaction of its own;
-// - a write whose work throws is rolled back to its savepoint alone; the others commit;
+// - a write whose work throws is rolled back to its savepoint alone; the others commit; its error
+//   too is delivered only after the COMMIT, so what its caller reads next includes the batch (an
+//   Idempotency-Key claim that met a key claimed earlier in the same batch then finds that key
+//   completed and replays it, as on PostgreSQL, where the unique index waits for the commit);
 // - an error that makes SQLite roll back the whole transaction (a full disk, an I/O error), or a
 //   failed COMMIT, fails every write of the batch, none of them answered;
 // - the batch is on its own connection, so the daemon's reads and its other transactions (on the
@@ -101,6 +104,10 @@ export class SqliteWriter {
 
   private async batch(): Promise<void> {
     const done: { unit: Unit; out: unknown }[] = [];
+    const failed: { unit: Unit; err: unknown }[] = [];
+    const settleFailed = () => {
+      for (const f of failed) f.unit.reject(f.err);
+    };
     for (let count = 0; count < MAX_BATCH; ) {
       const unit = this.queue.shift();
       if (unit === undefined) {
@@ -116,8 +123,9 @@ export class SqliteWriter {
         this.exec('release cg_write');
         done.push({ unit, out });
       } catch (err) {
-        unit.reject(err);
+        failed.push({ unit, err });
         if (!this.rollBackTo()) {
+          settleFailed();
           for (const d of done) d.unit.reject(err);
           return;
         }
@@ -127,9 +135,11 @@ export class SqliteWriter {
       this.exec('commit');
     } catch (err) {
       if (this.conn.inTransaction) this.exec('rollback');
+      settleFailed();
       for (const d of done) d.unit.reject(err);
       return;
     }
+    settleFailed();
     for (const d of done) d.unit.resolve(d.out);
   }
 

@@ -39,7 +39,8 @@ export interface SignedOptions {
   idempotencyKey?: string;
   timestamp?: number;
   headers?: Record<string, string>;
-  raw?: string;
+  /** The exact body bytes (a Buffer for bytes that are not UTF-8). */
+  raw?: string | Buffer;
 }
 
 export interface ApiResponse {
@@ -93,7 +94,7 @@ export async function startTestDaemon(
   };
   const merchant = await mk();
 
-  const send = async (method: string, path: string, headers: Record<string, string>, body: string | undefined): Promise<ApiResponse> => {
+  const send = async (method: string, path: string, headers: Record<string, string>, body: string | Buffer | undefined): Promise<ApiResponse> => {
     const res = await fetch(daemon.url + path, { method, headers, body });
     const text = await res.text();
     let json: unknown ;
@@ -127,7 +128,7 @@ export async function startTestDaemon(
       return send(method, path, { ...headers, ...options.headers }, raw);
     },
     async plain(method, path, body, headers = {}) {
-      const raw = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+      const raw = body === undefined ? undefined : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
       const h: Record<string, string> = { Accept: 'application/json', ...headers };
       if (raw !== undefined && !Object.keys(h).some((k) => k.toLowerCase() === 'content-type')) h['Content-Type'] = 'application/json';
       return send(method, path, h, raw);

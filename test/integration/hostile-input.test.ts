@@ -114,6 +114,32 @@ for (const dialect of DIALECTS) {
       const quoted = await d.signed('POST', '/api/v1/invoices', { ...INVOICE, orderId: 's3' }, { headers: { 'Content-Type': 'application/json; charset="UTF-8"' } });
       assert.equal(quoted.status, 201, quoted.text);
     });
+
+    test('a body whose bytes are not UTF-8 is a 400 naming the byte, on every surface, and nothing is stored', async (t) => {
+      const d = await startTestDaemon(t, dialect);
+      await d.seedPool('ethereum', evmAddresses(3));
+      const storedRows = (orderId: string) => d.common.db.em().fork().count(Invoice, { orderId });
+      const bytes = (before: string, bad: number[], after: string) => Buffer.concat([Buffer.from(before), Buffer.from(bad), Buffer.from(after)]);
+      const prefix = '{"orderId":"u1","amount":"2500","currency":"USD","description":"caf';
+      // A Latin-1 é, a stray continuation byte, a truncated sequence, an overlong "/", an encoded surrogate.
+      for (const bad of [[0xe9], [0x80], [0xe2, 0x82], [0xc0, 0xaf], [0xed, 0xa0, 0x80]]) {
+        const res = await d.signed('POST', '/api/v1/invoices', undefined, { raw: bytes(prefix, bad, '"}'), idempotencyKey: `utf8-${bad.join('-')}` });
+        assert.deepEqual([res.status, res.json?.error?.code], [400, 'VALIDATION_ERROR'], `${bad}: ${res.text}`);
+        assert.equal(res.json.error.message, 'Request body is not valid UTF-8');
+        assert.deepEqual(res.json.error.details.map((x: { path: string }) => x.path), ['body']);
+        assert.match(res.json.error.details[0].message, new RegExp(`^byte ${Buffer.byteLength(prefix)} \\(0x${bad[0]!.toString(16)}\\) starts no valid UTF-8 sequence`));
+      }
+      assert.equal(await storedRows('u1'), 0);
+      // The same key then takes a good body: the refusal claimed nothing.
+      const good = await d.signed('POST', '/api/v1/invoices', undefined, { raw: Buffer.from(`${prefix}é"}`), idempotencyKey: 'utf8-233' });
+      assert.equal(good.status, 201, good.text);
+      assert.equal(good.json.data.description, 'café');
+
+      // The buyer API reads its bodies the same way.
+      const checkout = await d.plain('POST', `/checkout/api/v1/invoices/${good.json.data.id}/checkout`, bytes('{"blockchain":"ethereum","cryptoCurrency":"ET', [0xff], '"}'));
+      assert.deepEqual([checkout.status, checkout.json?.error?.code], [400, 'VALIDATION_ERROR'], checkout.text);
+      assert.equal(checkout.json.error.message, 'Request body is not valid UTF-8');
+    });
   });
 }
 

@@ -2,7 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { z } from 'zod';
 import { ERROR_STATUS } from '../../src/domain/errors.ts';
+import { createInvoiceBody } from '../../src/http/gateway/schemas.ts';
 import { evmAddresses, startTestDaemon } from '../helpers/daemon.ts';
 import { documentedKeys, shapeMismatches, successDataSchema, type OpenApiDoc } from '../helpers/openapi-shape.ts';
 
@@ -57,6 +59,23 @@ test('docs/errors.md lists every error code with its fixed status, and the trans
   const doc = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8');
   for (const [code, status] of Object.entries(ERROR_STATUS)) assert.match(doc, new RegExp(`^\\| \`${code}\` \\| ${status} \\|`, 'm'), `docs/errors.md: a row for ${code} (${status})`);
   assert.deepEqual([ERROR_STATUS.HEADERS_TOO_LARGE, ERROR_STATUS.REQUEST_TIMEOUT, ERROR_STATUS.PAYLOAD_TOO_LARGE], [431, 408, 413]);
+});
+
+test("docs/api.md's invoice amount row states the rule the code enforces", () => {
+  const doc = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
+  const row = doc.split('\n').find((l) => l.startsWith('| `amount` | string | yes |'));
+  assert.ok(row, 'the create-invoice field table has an amount row');
+  const amount = createInvoiceBody.shape.amount;
+  const { pattern } = z.toJSONSchema(amount) as { pattern: string };
+  assert.ok(row.includes(`\`${pattern}\``), `the row quotes ${pattern}: ${row}`);
+  assert.match(row, /1 to 15 digits/);
+  assert.match(row, /zero is refused/);
+  assert.doesNotMatch(row, /80 characters|non-negative/);
+  // And the code does what the row says.
+  for (const ok of ['1', '2500', '9'.repeat(15)]) assert.ok(amount.safeParse(ok).success, ok);
+  for (const bad of ['0', '0100', '1'.repeat(16), '-1', '1.5', '+1', ' 1']) assert.ok(!amount.safeParse(bad).success, bad);
+  const limits = doc.split('\n').find((l) => l.startsWith('| invoice `amount` |'));
+  assert.match(limits ?? '', /1 to 15 digits of minor units \(zero refused\)/);
 });
 
 test('the response schemas come from the zod view schemas, and real answers of the checkout surface conform to them', async (t) => {

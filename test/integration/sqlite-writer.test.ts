@@ -89,6 +89,23 @@ test('a write that throws is rolled back alone (its savepoint); the others of it
   assert.deepEqual(committed(), ['a', 'c']);
 });
 
+test("a write that throws is answered only after its batch's COMMIT: what its caller reads next includes the batch", async (t) => {
+  const { db, committed } = await setup(t);
+  const a = db.write(insert('a'));
+  // The same key again in the same batch: a unique violation, as an Idempotency-Key's second claim meets.
+  const duplicate = db.write(insert('a'));
+  assert.equal(await settled(duplicate), false, 'not answered before the commit');
+  const seenAfterRefusal = await duplicate.then(
+    () => assert.fail('the duplicate must be refused'),
+    async (err: unknown) => {
+      assert.match(String(err), /UNIQUE/);
+      return { committed: committed(), orm: (await rawQuery<{ v: string }>(db.em(), 'sqlite', 'select v from t')).rows.map((r) => r.v) };
+    },
+  );
+  assert.deepEqual(seenAfterRefusal, { committed: ['a'], orm: ['a'] }, "the batch's row is committed and visible when the refusal arrives");
+  assert.equal(await a, 'a');
+});
+
 test('a failed COMMIT fails every write of the batch and keeps none of them; the next batch commits', async (t) => {
   const { db, committed } = await setup(t);
   const a = db.write(insert('a'));

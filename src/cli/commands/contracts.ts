@@ -1,13 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
-import { ContractFactory, FetchRequest, JsonRpcProvider, Network, Wallet } from 'ethers';
+import { ContractFactory, JsonRpcProvider, Network, Wallet } from 'ethers';
 import { stringify } from 'yaml';
 import { getNetwork} from '../../chains/registry.ts';
+import { credentialedRequest } from '../../families/jsonrpc/rpc.ts';
 import { CHAIN_SLUGS, isChainSlug } from '../../chains/slugs.ts';
 import { InvalidAddressError } from '../../domain/errors.ts';
 import { contractFamilies, familyLabels, hasPaymentContract, validateAddress, resolveChains } from '../../families/families.ts';
-import { loadConfig } from '../../config/load-config.ts';
+import { endpointUrls, loadConfig } from '../../config/load-config.ts';
 import { UsageError } from '../../domain/errors.ts';
 import { createLogger } from '../../logger.ts';
 import { emit } from '../output.ts';
@@ -34,7 +35,7 @@ export function contractsCommand(): Command {
     .action(async (opts: { chain: string; testnet?: boolean; treasury: string; json?: boolean }) => {
       if (!isChainSlug(opts.chain)) throw new UsageError(`unknown chain slug ${JSON.stringify(opts.chain)} (known: ${CHAIN_SLUGS.join(', ')})`);
       const { config } = loadConfig();
-      const log = createLogger(config.log.level, { process: 'contracts' }, config.log.format);
+      const log = createLogger(config.log.level, { process: 'contracts' }, config.log.format, endpointUrls(config));
       const network = getNetwork(resolveChains(config.chains), opts.chain, Boolean(opts.testnet));
       const contracts = familyLabels(contractFamilies());
       if (!hasPaymentContract(network.family)) throw new UsageError(`${opts.chain} is not an ${contracts} chain: the payment contract exists on ${contracts} chains only`);
@@ -47,7 +48,7 @@ export function contractsCommand(): Command {
       }
       const key = deployerKey();
       const artifact = JSON.parse(readFileSync(ARTIFACT, 'utf8')) as { abi: unknown[]; bytecode: string };
-      const request = new FetchRequest(network.rpcUrl);
+      const request = credentialedRequest(network.rpcUrl);
       request.timeout = 60_000;
       const chainNet = network.chainId ? Network.from(network.chainId) : undefined;
       const provider = new JsonRpcProvider(request, chainNet, { staticNetwork: chainNet, cacheTimeout: -1 });

@@ -1,6 +1,7 @@
 import type { ResolvedNetwork } from '../../chains/registry.ts';
 import type { Config } from '../../config/schema.ts';
 import { ChainError } from '../../domain/errors.ts';
+import { withoutCredentials } from '../../domain/http-url.ts';
 import { parseUnits } from '../../domain/money.ts';
 import { endpointOrigin, faultCause } from '../rpc-metrics.ts';
 
@@ -68,12 +69,15 @@ export function createSweepApi(network: ResolvedNetwork, config: Config): Bitcoi
 class Transient extends ChainError {}
 
 function esploraApi(baseUrl: string, timeoutMs: number): BitcoinSweepApi {
-  const base = baseUrl.replace(/\/+$/, '');
+  // User info in the URL travels as Basic auth: fetch refuses a URL carrying credentials.
+  const { url: bare, authorization } = withoutCredentials(baseUrl);
+  const base = bare.replace(/\/+$/, '');
   const origin = endpointOrigin(baseUrl);
 
   async function request(path: string, init: RequestInit = {}): Promise<{ status: number; text: string }> {
     return withRetries(`${init.method ?? 'GET'} ${path.replace(/[0-9a-f]{64}|[a-z0-9]{26,}/gi, ':id')}`, origin, timeoutMs, async () => {
-      const res = await fetch(base + path, { ...init, signal: AbortSignal.timeout(timeoutMs), redirect: 'error' });
+      const headers = { ...(authorization ? { authorization } : {}), ...(init.headers as Record<string, string> | undefined) };
+      const res = await fetch(base + path, { ...init, headers, signal: AbortSignal.timeout(timeoutMs), redirect: 'error' });
       const text = await res.text();
       if (res.status === 429 || res.status >= 500) throw new Transient(`HTTP ${res.status}: ${text.slice(0, 200)}`);
       return { status: res.status, text };

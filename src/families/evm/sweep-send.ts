@@ -25,7 +25,7 @@ const ReceiptSchema = z.looseObject({
 const KnownTxSchema = z.looseObject({ hash: data32 });
 
 function withRpc<T>(network: ResolvedNetwork, config: Config, fn: (rpc: Rpc) => Promise<T>): Promise<T> {
-  const log = createLogger(config.log.level, { component: 'sweep', chain: network.chain }, config.log.format);
+  const log = createLogger(config.log.level, { component: 'sweep', chain: network.chain }, config.log.format, [network.rpcUrl]);
   const rpc = createRpc({ url: network.rpcUrl, chainId: network.chainId, log, timeoutMs: config.indexer.rpcTimeoutMs, maxBackoffMs: 2_000 });
   return fn(rpc).finally(() => rpc.close());
 }

@@ -4,6 +4,7 @@ import type { Logger } from '../../logger.ts';
 import { backoffMs, RpcAborted, sleep } from '../retry.ts';
 import { endpointOrigin, faultCause, recordRpcCall, reportRpcFault } from '../rpc-metrics.ts';
 import { ChainError } from '../../domain/errors.ts';
+import { originsOnly, withoutCredentials } from '../../domain/http-url.ts';
 import { RpcUnsupportedError } from '../source.ts';
 
 /** The provider said the block range or result set is too large: split the request and retry. */
@@ -59,7 +60,7 @@ export interface RpcOptions {
 }
 
 export function createRpc(options: RpcOptions): Rpc {
-  const request = new FetchRequest(options.url);
+  const request = credentialedRequest(options.url);
   const timeoutMs = options.timeoutMs ?? 15_000;
   request.timeout = timeoutMs;
   // A 429 is answered, not retried inside ethers (which would end in a bare "timeout"): the loop
@@ -97,7 +98,7 @@ export function createRpc(options: RpcOptions): Rpc {
         return parsed.data;
       } catch (err) {
         if (!(err instanceof Error && err.message.startsWith('malformed answer to'))) recordRpcCall(method, false, startedAt);
-        const message = errorText(err);
+        const message = originsOnly(errorText(err));
         if (RANGE_HINTS.test(message)) throw new RangeTooLargeError(message);
         const code = errorCode(err);
         if (UNSUPPORTED_CODES.has(code ?? 0) || UNSUPPORTED_HINTS.test(message)) throw new RpcUnsupportedError(`${method}: ${message}`);
@@ -116,6 +117,17 @@ export function createRpc(options: RpcOptions): Rpc {
     }
   }
   return { call, provider, close: () => provider.destroy() };
+}
+
+/**
+ * An ethers request for `url` with its user info (http://user:pass@host) sent as a Basic
+ * Authorization header instead: the URL ethers keeps, and quotes in its errors, carries no credentials.
+ */
+export function credentialedRequest(url: string): FetchRequest {
+  const { url: bare, authorization } = withoutCredentials(url);
+  const request = new FetchRequest(bare);
+  if (authorization) request.setHeader('authorization', authorization);
+  return request;
 }
 
 function errorCode(err: unknown): number | undefined {

@@ -2,6 +2,7 @@ import { Address, Cell } from '@ton/core';
 import { z } from 'zod';
 import type { ResolvedNetwork } from '../../chains/registry.ts';
 import type { Config } from '../../config/schema.ts';
+import { originsOnly, withoutCredentials } from '../../domain/http-url.ts';
 import type { Logger } from '../../logger.ts';
 import { createHttpClient } from '../http-client.ts';
 import { createToncenterV3, TonApiError, type ToncenterV3 } from './toncenter-v3.ts';
@@ -147,15 +148,16 @@ export function tonSweepApi(network: ResolvedNetwork, config: Config, log: Logge
       // Not through the retrying client: a refusal (HTTP 4xx/5xx with the node's reason) is an answer to record, not a fault to retry.
       let res: Response;
       try {
-        res = await fetch(`${network.rpcUrl.replace(/\/+$/, '')}/api/v3/message`, {
+        const { url, authorization } = withoutCredentials(network.rpcUrl);
+        res = await fetch(`${url.replace(/\/+$/, '')}/api/v3/message`, {
           method: 'POST',
-          headers: { ...headers, 'content-type': 'application/json' },
+          headers: { ...headers, ...(authorization ? { authorization } : {}), 'content-type': 'application/json' },
           body: JSON.stringify({ boc }),
           signal: AbortSignal.timeout(config.indexer.rpcTimeoutMs),
           redirect: 'error',
         });
       } catch (err) {
-        return { ok: false, error: `toncenter did not answer: ${(err as Error).message}` };
+        return { ok: false, error: `toncenter did not answer: ${originsOnly((err as Error).message)}` };
       }
       const text = await res.text();
       let body: unknown = null;

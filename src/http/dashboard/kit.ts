@@ -14,6 +14,7 @@ import { errorBody } from '../envelope.ts';
 import { dashboardAssets } from './assets.ts';
 import { htmlText, type Html } from './html.ts';
 import * as pages from './pages.ts';
+import { utf8Text } from '../validation.ts';
 
 // What every dashboard route module shares (docs/dashboard.md): the headers, the Origin check and
 // error pages installed once, the session read through the one authenticate use case, the CSRF
@@ -80,8 +81,9 @@ export function isJson(req: FastifyRequest): boolean {
 
 export function bodyOf(req: FastifyRequest): Body {
   if (Buffer.isBuffer(req.body)) {
+    const text = utf8Text(req.body);
     try {
-      const parsed = JSON.parse(req.body.toString('utf8')) as unknown;
+      const parsed = JSON.parse(text) as unknown;
       if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Body;
     } catch {
       // answered below
