@@ -39,6 +39,7 @@ ${full ? html`<nav aria-label="Main"><ul>
 <li><a href="/dashboard/points">Points</a></li>
 ${isAdmin(p.grants) ? html`<li><a href="/dashboard/users">Users</a></li>` : ''}
 ${p.grants.some((g) => g.role === 'owner') ? html`<li><a href="/dashboard/audit">Audit log</a></li>` : ''}
+${p.grants.some((g) => can(g.role, 'export')) ? html`<li><a href="/dashboard/reports">Reports</a></li>` : ''}
 <li><a href="/dashboard/account">Account</a></li>
 </ul></nav>` : ''}
 ${p ? html`<div class="who"><span class="bidi">${p.email}</span>${form('/dashboard/api/sign-out', l.csrf, html`<button class="secondary" type="submit">Sign out</button>`, 'inline')}</div>` : ''}
