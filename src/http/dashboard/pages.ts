@@ -162,6 +162,7 @@ ${extra.test ? html`<section class="card" id="test-result" role="status"><h2>Tes
 <dt>Status</dt><dd>${point.active ? 'active' : 'disabled'}</dd>
 <dt>API key</dt><dd><code>${point.apiKey}</code></dd>
 <dt>Webhook URL</dt><dd>${point.webhookUrl ? html`<a class="bidi" rel="noreferrer" href="${safeHref(point.webhookUrl)}">${point.webhookUrl}</a>` : '—'}</dd>
+<dt>Webhooks</dt><dd><a href="/dashboard/points/${point.id}/webhooks">Delivery log</a></dd>
 <dt>Your role</dt><dd>${role}</dd></dl></section>
 ${settings ? form(`/dashboard/api/points/${point.id}`, l.csrf, html`<h2>Settings</h2>
 <label for="name">Name</label><input id="name" name="name" value="${point.name}" required maxlength="255">
