@@ -1,48 +1,13 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ObservedTransfer } from '../../src/store/entities/observed-transfer.entity.ts';
-import { openDatabase, type Database } from '../../src/store/orm.ts';
-import { leasedPayment, regtestAddress } from '../helpers/bitcoin-pool.ts';
 import { runCli } from '../helpers/cli.ts';
 import { DIALECTS, skipUnless } from '../helpers/databases.ts';
 import type { DashboardClient } from '../helpers/dashboard.ts';
-import { startDashboardShop } from '../helpers/dashboard-shop.ts';
-import { paidInvoice } from '../helpers/ledger-rows.ts';
+import { seedLedger, startDashboardShop } from '../helpers/dashboard-shop.ts';
 
 // The Reports page against a real `serve` on each database: the download is `chaingate report`'s
 // own file for the same range (all points, or one with --merchant), the roles that may export get
 // it, a viewer is refused by the page and the endpoint, and bad dates are coded 400s.
-
-const PRICING = { mode: 'convert', rate: '65000.5', source: 'static', fiat: 'USD', at: new Date().toISOString() };
-
-/** Money on two points: a completed payment each, late funds on the first, and a final sweep of the shared pool. */
-export async function seedLedger(url: string, a: string, b: string): Promise<void> {
-  const db: Database = await openDatabase(url);
-  try {
-    const em = db.em();
-    const invoiceA = paidInvoice(em, a, 'INV-REPORT-A');
-    const invoiceB = paidInvoice(em, b, 'INV-REPORT-B');
-    const now = new Date();
-    const paid = (invoice: ReturnType<typeof paidInvoice>, merchantId: string, ref: string, byte: number, received: string, status: 'COMPLETED' | 'EXPIRED' = 'COMPLETED') =>
-      leasedPayment(em, invoice, merchantId, { referenceId: ref, status, address: regtestAddress(byte), amount: '0.05', receivedAmount: received, requiredConfirmations: 1, transactionHash: status === 'COMPLETED' ? String(byte).padStart(2, '0').repeat(32) : null, completedAt: status === 'COMPLETED' ? now : null, metadata: { pricing: PRICING } });
-    await paid(invoiceA, a, 'PAY-REPORT-A1', 0x71, '0.04999973');
-    const late = await paid(invoiceA, a, 'PAY-REPORT-A2', 0x72, '0', 'EXPIRED');
-    await paid(invoiceB, b, 'PAY-REPORT-B1', 0x73, '0.05000001');
-    em.create(ObservedTransfer, { chain: 'bitcoin', network: 'REGTEST', txHash: 'cd'.repeat(32), logIndex: 0, blockNumber: '7', blockHash: '00'.repeat(32), fromAddress: null, tokenAddress: null, toAddress: regtestAddress(0x72), symbol: 'BTC', amount: '1234', paymentId: late.id, status: 'LATE', note: 'after the window' } as ObservedTransfer);
-    await em.flush();
-    const plan = { format: 'chaingate-sweep-plan/1', id: '5e'.repeat(32), kind: 'sweep', chain: 'bitcoin', deposits: [{ moves: [{ symbol: 'BTC', decimals: 8, amount: '4999000' }] }] };
-    await db.write(async (x) => {
-      await x.run('insert into sweep_plan (id, chain, network, is_testnet, kind, to_address, fee_payer, body, created_at) values (?, ?, ?, ?, ?, ?, null, ?, ?)', [plan.id, 'bitcoin', 'REGTEST', true, 'sweep', regtestAddress(0x61), JSON.stringify(plan), now]);
-      await x.run(
-        `insert into sweep_tx (id, plan_id, tx_key, chain, network, is_testnet, txid, raw, deposits, moves, fee, status, error, attempts, sent_at, final_at, created_at, updated_at)
-         values (?, ?, 'tx-0', 'bitcoin', 'REGTEST', ?, ?, '00', ?, ?, ?, 'FINAL', null, 1, ?, ?, ?, ?)`,
-        ['sweeptxreport'.padEnd(32, '0'), plan.id, true, '77'.repeat(32), JSON.stringify([regtestAddress(0x71)]), JSON.stringify({ BTC: '4999000' }), '1000', now, now, now, now],
-      );
-    });
-  } finally {
-    await db.close();
-  }
-}
 
 async function download(c: DashboardClient, fields: Record<string, string>, json = false) {
   const res = await fetch(`${c.base}/dashboard/api/reports`, {

@@ -1,14 +1,11 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
-import { signRequest } from '../../src/sdk/sign-request.ts';
 import { verifyWebhook } from '../../src/sdk/verify-webhook.ts';
 import type { LogAttempt, LogEvent, WebhookLog } from '../../src/app/dashboard-webhooks.ts';
 import { runCli } from '../helpers/cli.ts';
 import { DIALECTS, skipUnless } from '../helpers/databases.ts';
 import type { DashboardClient } from '../helpers/dashboard.ts';
-import { startDashboardShop, type ShopPoint } from '../helpers/dashboard-shop.ts';
-import { createInvoice } from '../helpers/serve-shop.ts';
+import { cancelledInvoice, HOOKS, startDashboardShop } from '../helpers/dashboard-shop.ts';
 import { eventually, startWebhookReceiver } from '../helpers/webhook-receiver.ts';
 
 // A point's webhooks in the dashboard, against a real `serve` (its own webhook sender) on each
@@ -16,21 +13,8 @@ import { eventually, startWebhookReceiver } from '../helpers/webhook-receiver.ts
 // the "failing since" state appearing and clearing, Redeliver (the replay of `webhooks replay`)
 // arriving signed, the test event, keyset pages, and a viewer who can only read.
 
-export const HOOKS = { allowPrivateNetworks: true, retryScheduleSeconds: [1], retryJitter: 0, pollIntervalMs: 50, maxAttempts: 20, timeoutMs: 2000, leaseSeconds: 10 };
-
 /** A hostile answer: markup the page must show as text, longer than the 2 KB the log keeps. */
-export const HOSTILE = `<script>alert("hooked")</script><img src=x onerror=alert(1)>${'z'.repeat(3000)}`;
-
-/** An event of the point made the real way: a signed invoice, then its cancellation (invoice.cancelled). */
-export async function cancelledInvoice(base: string, p: ShopPoint): Promise<string> {
-  const made = await createInvoice(base, p, `order-${randomUUID()}`);
-  assert.equal(made.status, 201, await made.clone().text());
-  const id = ((await made.json()) as { data: { id: string } }).data.id;
-  const path = `/api/v1/invoices/${id}`;
-  const res = await fetch(base + path, { method: 'DELETE', headers: signRequest({ apiKey: p.apiKey, apiSecret: p.apiSecret, method: 'DELETE', path, body: '', idempotencyKey: randomUUID() }) });
-  assert.equal(res.status, 200, await res.text());
-  return id;
-}
+const HOSTILE = `<script>alert("hooked")</script><img src=x onerror=alert(1)>${'z'.repeat(3000)}`;
 
 async function logOf(c: DashboardClient, pointId: string, query = ''): Promise<WebhookLog> {
   const res = await c.get(`/dashboard/points/${pointId}/webhooks${query}`, { Accept: 'application/json' });
@@ -131,7 +115,7 @@ for (const dialect of DIALECTS) {
       assert.equal(location.searchParams.get('event'), event.id);
       const newDelivery = location.searchParams.get('redelivered')!;
       assert.notEqual(newDelivery, done.id);
-      const [, redelivered] = [requestsSoFar, (await receiver.waitFor(requestsSoFar + 1))[requestsSoFar]!];
+      const redelivered = (await receiver.waitFor(requestsSoFar + 1))[requestsSoFar]!;
       assert.equal(redelivered.headers['x-webhook-id'], event.id, 'the same event');
       assert.equal(redelivered.rawBody.toString('utf8'), event.requestBody, 'the same bytes');
       assert.equal(verifyWebhook({ apiSecret: point.apiSecret, rawBody: redelivered.rawBody, signature: redelivered.headers['x-webhook-signature'] }).ok, true, 'signed with the point secret');
