@@ -28,8 +28,8 @@ ${choices.points.map((p) => html`<option value="${p.id}" ${v.pointId === p.id ? 
 </select>
 <p class="hint">A single point's file leaves sweeps out: a sweep empties the chain's pool, which every point shares.</p>
 <fieldset><legend>Format</legend>
-<label class="inline"><input type="radio" name="format" value="csv" ${v.format !== 'json' ? 'checked' : ''}> CSV (spreadsheets)</label>
-<label class="inline"><input type="radio" name="format" value="json" ${v.format === 'json' ? 'checked' : ''}> JSON (exact amounts as strings)</label>
+<label class="choice"><input type="radio" name="format" value="csv" ${v.format !== 'json' ? 'checked' : ''}> CSV (spreadsheets)</label>
+<label class="choice"><input type="radio" name="format" value="json" ${v.format === 'json' ? 'checked' : ''}> JSON (exact amounts as strings)</label>
 </fieldset>
 <button type="submit">Download</button>`)}`);
 }

@@ -33,19 +33,23 @@ function statusOf(a: LogAttempt): Html {
   return html`<span class="error">${a.error ?? 'no answer'}</span>`;
 }
 
-function attemptRow(a: LogAttempt): Html {
-  return html`<tr>
-<td>${a.number ?? '—'}</td><td>${when(a.at)}</td><td>${statusOf(a)}</td><td>${a.durationMs} ms</td><td>${when(a.nextRetryAt)}</td>
-<td>${a.responseBody ? html`<details><summary>${a.responseBody.length} character${a.responseBody.length === 1 ? '' : 's'}</summary><pre class="body">${a.responseBody}</pre></details>` : html`<span class="hint">empty</span>`}</td>
-</tr>`;
+function attemptItem(a: LogAttempt): Html {
+  // A list of small grids rather than a table: five facts and a body that stay readable at 390 px.
+  const size = a.responseBody === null ? 0 : a.responseBody.length;
+  return html`<li><dl class="attempt">
+<div><dt>Attempt</dt><dd>${a.number ?? '—'}</dd></div>
+<div><dt>Time</dt><dd>${when(a.at)}</dd></div>
+<div><dt>Answer</dt><dd>${statusOf(a)}</dd></div>
+<div><dt>Duration</dt><dd>${a.durationMs} ms</dd></div>
+<div><dt>Next retry</dt><dd>${when(a.nextRetryAt)}</dd></div>
+</dl>
+${size ? html`<details><summary>Response body (${size} character${size === 1 ? '' : 's'}, first 2 KB)</summary><pre class="body">${a.responseBody}</pre></details>` : html`<p class="hint">Empty response body</p>`}</li>`;
 }
 
 function deliveryBlock(l: Layout, log: WebhookLog, event: LogEvent, d: LogDelivery, mayRedeliver: boolean): Html {
   return html`<div class="delivery" id="delivery-${d.id}">
 <p><strong>Delivery <code>${d.id}</code></strong>: <span class="state state-${d.state.toLowerCase()}">${d.state}</span>${d.replayOf ? html` · redelivery of <a href="#delivery-${d.replayOf}"><code>${d.replayOf}</code></a>` : ''} · created ${when(d.createdAt)}${d.state === 'PENDING' ? html` · next attempt ${when(d.nextAttemptAt)}` : ''}</p>
-${d.attempts.length === 0 ? html`<p class="hint">No attempt yet: the next running sender makes it.</p>` : html`<div class="scroll" tabindex="0" role="region" aria-label="Attempts of delivery ${d.id}"><table><thead><tr><th scope="col">Attempt</th><th scope="col">Time</th><th scope="col">Answer</th><th scope="col">Duration</th><th scope="col">Next retry</th><th scope="col">Response body (first 2 KB)</th></tr></thead><tbody>
-${d.attempts.map(attemptRow)}
-</tbody></table></div>`}
+${d.attempts.length === 0 ? html`<p class="hint">No attempt yet: the next running sender makes it.</p>` : html`<ol class="attempts" aria-label="Attempts of delivery ${d.id}">${d.attempts.map(attemptItem)}</ol>`}
 ${mayRedeliver ? form(`/dashboard/api/points/${log.point.id}/webhooks/redeliver`, l.csrf, html`<input type="hidden" name="delivery" value="${d.id}"><button type="submit" class="secondary" aria-label="Redeliver ${event.type} (delivery ${d.id})">Redeliver</button>`, 'inline') : ''}
 </div>`;
 }
