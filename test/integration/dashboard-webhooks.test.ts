@@ -178,7 +178,10 @@ for (const dialect of DIALECTS) {
       await cancelledInvoice(shop.url, point);
       await cancelledInvoice(shop.url, point);
       assert.deepEqual((await logOf(owner, point.id, `?before=${first.next}`)).events.map((e) => e.id), second.events.map((e) => e.id));
-      assert.ok((await owner.get(`/dashboard/points/${point.id}/webhooks`)).text.includes(`?before=${(await logOf(owner, point.id)).next}`), 'the page links the older page');
+      const newest = (await owner.get(`/dashboard/points/${point.id}/webhooks`)).text;
+      assert.ok(newest.includes(`?before=${(await logOf(owner, point.id)).next}`), 'the page links the older page');
+      assert.ok(!newest.includes('Newest events'));
+      assert.ok((await owner.get(`/dashboard/points/${point.id}/webhooks?before=${first.next}`)).text.includes('>Newest events</a>'));
       for (const bad of ['?before=yesterday', '?before=1-..%2F', '?event=%3Cscript%3E']) {
         const res = await owner.get(`/dashboard/points/${point.id}/webhooks${bad}`, { Accept: 'application/json' });
         assert.equal(res.status, 400, bad);

@@ -66,7 +66,7 @@ ${e.deliveries.length === 0 ? html`<p class="hint">Never sent (no webhook URL at
 </section>`;
 }
 
-export function webhooksPage(l: Layout, log: WebhookLog, extra: { test?: TestEventResult | null; redelivered?: string | null }): Html {
+export function webhooksPage(l: Layout, log: WebhookLog, extra: { test?: TestEventResult | null; redelivered?: string | null; olderPage?: boolean }): Html {
   const base = `/dashboard/points/${log.point.id}/webhooks`;
   const t = extra.test;
   return page(l, html`${extra.redelivered ? notice(`Redelivery ${extra.redelivered} queued: the next running sender sends it.`) : ''}
@@ -77,5 +77,5 @@ ${log.canAct && log.endpoint.url ? form(`/dashboard/api/points/${log.point.id}/w
 <h2 id="log">Delivery log${log.eventId ? html` of event <code>${log.eventId}</code>` : ''}</h2>
 ${log.eventId ? html`<p><a href="${base}">The whole log</a></p>` : ''}
 ${log.events.length === 0 ? html`<p>No webhook event yet.</p>` : log.events.map((e) => eventCard(l, log, e))}
-<nav class="pager" aria-label="Log pages">${log.eventId === null && log.next !== null ? html`<a href="${base}?before=${log.next}">Older events</a>` : ''} <a href="${base}">Newest</a></nav>`);
+${log.next !== null || extra.olderPage ? html`<nav class="pager" aria-label="Log pages">${log.next !== null ? html`<a href="${base}?before=${log.next}">Older events</a>` : ''}${extra.olderPage ? html`<a href="${base}">Newest events</a>` : ''}</nav>` : ''}`);
 }

@@ -29,7 +29,7 @@ export function webhookRoutes(kit: DashboardKit): void {
     const log = await webhookLogFor(common, p, pointId(req), q);
     if (isJson(req)) return reply.send({ data: log });
     const redelivered = q.redelivered && isIdShaped(q.redelivered) ? q.redelivered : null;
-    return sendPage(reply, 200, webhooksPage(layout(`Webhooks of ${log.point.name}`, p, p.csrfToken), log, { redelivered }));
+    return sendPage(reply, 200, webhooksPage(layout(`Webhooks of ${log.point.name}`, p, p.csrfToken), log, { redelivered, olderPage: q.cursor !== undefined }));
   });
 
   routes.add('POST', '/api/points/:id/webhooks/redeliver', async (req, reply) => {
