@@ -23,7 +23,8 @@ function notFound(): GatewayError {
   return new GatewayError('NOT_FOUND', 'No such merchant point');
 }
 
-async function grantedPoint(common: Common, principal: DashboardPrincipal, pointId: string, permission: Permission): Promise<{ merchant: MerchantRecord; role: Role }> {
+/** The point if the user was granted it (else 404) with a role that has the permission (else 403). */
+export async function grantedPoint(common: Common, principal: DashboardPrincipal, pointId: string, permission: Permission): Promise<{ merchant: MerchantRecord; role: Role }> {
   const role = roleOn(principal.grants, pointId);
   if (!role) throw notFound();
   const merchant = await getMerchantOrThrow(common.db, pointId).catch((err: unknown) => {
@@ -124,6 +125,8 @@ export async function rotateSecretFromDashboard(common: Common, principal: Dashb
 }
 
 export interface TestEventResult {
+  /** The ping's delivery, in the point's webhook log. */
+  deliveryId: string;
   url: string | null;
   delivered: boolean;
   statusCode: number | null;
@@ -138,7 +141,7 @@ export async function sendTestEvent(common: Common, principal: DashboardPrincipa
   const sender = createWebhookSender({ common });
   const ping = await createPing(common.db, pointId, { owner: sender.owner, leaseMs: common.config.webhooks.leaseSeconds * 1000 });
   const outcome = await sender.attempt(ping.deliveryId);
-  const result = { url: outcome?.url ?? ping.url, delivered: outcome?.ok ?? false, statusCode: outcome?.statusCode ?? null, durationMs: outcome?.durationMs ?? 0, error: outcome ? outcome.error : 'taken by another sender' };
+  const result = { deliveryId: ping.deliveryId, url: outcome?.url ?? ping.url, delivered: outcome?.ok ?? false, statusCode: outcome?.statusCode ?? null, durationMs: outcome?.durationMs ?? 0, error: outcome ? outcome.error : 'taken by another sender' };
   await recordAudit(common.db, { ...actor(principal, client), action: 'point.test-event', pointId, details: { delivered: result.delivered, statusCode: result.statusCode } });
   return result;
 }

@@ -26,6 +26,9 @@ test('dates: a day is UTC midnight; an ISO time as given; anything else is refus
   assert.equal(parseReportDate('2026-11-01T12:30:00+01:00', '--from').toISOString(), '2026-11-01T11:30:00.000Z');
   assert.throws(() => parseReportDate('11/01/2026', '--from'), /--from 11\/01\/2026: not a date/);
   assert.throws(() => parseReportDate('2026-13-45', '--to'), /--to 2026-13-45: not a date/);
+  assert.throws(() => parseReportDate('2026-02-31', '--to'), /--to 2026-02-31: not a date/, 'not read as 3 March');
+  assert.throws(() => parseReportDate('2026-02-30T10:00:00Z', 'from'), /from 2026-02-30T10:00:00Z: not a date/);
+  assert.equal(parseReportDate('2028-02-29', '--from').toISOString(), '2028-02-29T00:00:00.000Z');
 });
 
 test('totals: per coin and per fiat currency, received + late funds − refunded = net, exact to the last digit', () => {

@@ -1,6 +1,7 @@
 import { CHAIN_DEFAULTS } from '../chains/chain-defaults.ts';
 import type { ChainSlug } from '../chains/slugs.ts';
 import type { Common } from '../common.ts';
+import { getMerchantOrThrow } from '../store/merchants.ts';
 import { paymentsCompleted, paymentsOf, refundsConfirmed, sweepsFinal, uncreditedReceipts, type PaymentReceipt } from '../store/report-rows.ts';
 import { UsageError } from '../domain/errors.ts';
 import { fiatExponent } from '../domain/fiat-currencies.ts';
@@ -109,19 +110,30 @@ function native(chain: string): { symbol: string; decimals: number } {
   return CHAIN_DEFAULTS[chain as ChainSlug]?.native ?? { symbol: '?', decimals: 0 };
 }
 
+/** A calendar day that exists: JavaScript would read 2026-02-31 as 3 March. */
+function realDay(prefix: string): boolean {
+  const [y, m, d] = prefix.split('-').map(Number) as [number, number, number];
+  const day = new Date(Date.UTC(y, m - 1, d));
+  return day.getUTCFullYear() === y && day.getUTCMonth() === m - 1 && day.getUTCDate() === d;
+}
+
 export function parseReportDate(value: string, flag: string): Date {
   const date = /^\d{4}-\d{2}-\d{2}$/.test(value) ? new Date(`${value}T00:00:00.000Z`) : new Date(value);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(date.getTime())) throw new UsageError(`${flag} ${value}: not a date (YYYY-MM-DD, UTC, or an ISO 8601 time)`);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(date.getTime()) || !realDay(value.slice(0, 10))) throw new UsageError(`${flag} ${value}: not a date (YYYY-MM-DD, UTC, or an ISO 8601 time)`);
   return date;
 }
 
-/** Rows between `from` (inclusive) and `to` (exclusive), ordered by time. */
-export async function buildReport(common: Pick<Common, 'db'>, from: Date, to: Date): Promise<ReportRow[]> {
+/**
+ * Rows between `from` (inclusive) and `to` (exclusive), ordered by time; of one merchant point when
+ * `merchantId` is given, and then without sweeps: a sweep empties the chain's shared pool, whose
+ * deposits belong to every point, so it is no one point's movement.
+ */
+export async function buildReport(common: Pick<Common, 'db'>, from: Date, to: Date, merchantId: string | null = null): Promise<ReportRow[]> {
   if (to <= from) throw new UsageError('--to must be after --from');
   const { db } = common;
   const rows: { at: Date; row: ReportRow }[] = [];
 
-  for (const p of await paymentsCompleted(db, from, to)) {
+  for (const p of await paymentsCompleted(db, from, to, merchantId)) {
     const atomic = parseUnits(p.receivedAmount, p.decimals);
     const received = fiat(atomic, p.decimals, p, true);
     rows.push({
@@ -150,14 +162,14 @@ export async function buildReport(common: Pick<Common, 'db'>, from: Date, to: Da
       },
     });
   }
-  for (const t of await uncreditedReceipts(db, from, to)) {
+  for (const t of await uncreditedReceipts(db, from, to, merchantId)) {
     const atomic = BigInt(t.amount);
     rows.push({
       at: t.seenAt,
       row: { ...empty(), kind: 'late_funds', time: t.seenAt.toISOString(), chain: t.chain, network: t.network, coin: t.symbol, amount: formatUnits(atomic, t.decimals), ...fiat(atomic, t.decimals, { pricing: t.pricing, invoiceAmountMinor: '0', invoiceCurrency: '' }, false), tx: t.txid, address: t.address, payment_id: t.paymentId, reference: t.referenceId, invoice_id: t.invoiceId, invoice_reference: t.invoiceReference, order_id: t.orderId, merchant_id: t.merchantId, note: `${t.status}: received after the payment ended, not credited` },
     });
   }
-  for (const s of await sweepsFinal(db, from, to)) {
+  for (const s of merchantId === null ? await sweepsFinal(db, from, to) : []) {
     const coin = native(s.chain);
     Object.entries(s.moves).forEach(([symbol, amount], i) => {
       rows.push({
@@ -171,6 +183,7 @@ export async function buildReport(common: Pick<Common, 'db'>, from: Date, to: Da
   for (const r of refunds) {
     const coin = native(r.chain);
     const of = refunded.get(r.paymentId) ?? null;
+    if (merchantId !== null && of?.merchantId !== merchantId) continue;
     const atomic = BigInt(r.amount);
     rows.push({
       at: r.finalAt!,
@@ -202,6 +215,55 @@ export async function buildReport(common: Pick<Common, 'db'>, from: Date, to: Da
     });
   }
   return rows.sort((a, b) => a.at.getTime() - b.at.getTime()).map((r) => r.row);
+}
+
+export type ReportFormat = 'csv' | 'json';
+
+/** What `chaingate report` and the dashboard's download ask for, as typed (validated here, once for both). */
+export interface ReportRequest {
+  from: string;
+  to: string;
+  format: string;
+  /** One merchant point's rows (no sweeps); null or absent: every point's. */
+  merchantId?: string | null;
+}
+
+export interface ReportFile {
+  format: ReportFormat;
+  from: Date;
+  to: Date;
+  rows: number;
+  /** The file's text, the same bytes whoever asked. */
+  text: string;
+}
+
+/** The names the caller's inputs go by in error messages (`--from` on the command line). */
+export interface ReportLabels {
+  from: string;
+  to: string;
+  format: string;
+}
+
+const CLI_LABELS: ReportLabels = { from: '--from', to: '--to', format: '--format' };
+
+/**
+ * The accountant's export as a file (docs/report.md): the one use case behind `chaingate report`
+ * and the dashboard's Reports page, so that both give the same bytes for the same range.
+ */
+export async function exportReport(common: Pick<Common, 'db'>, req: ReportRequest, labels: ReportLabels = CLI_LABELS): Promise<ReportFile> {
+  if (req.format !== 'csv' && req.format !== 'json') throw new UsageError(`${labels.format} ${req.format}: csv or json`);
+  for (const [value, label] of [[req.from, labels.from], [req.to, labels.to]] as const) if (value.trim() === '') throw new UsageError(`${label} is required (YYYY-MM-DD)`);
+  const from = parseReportDate(req.from, labels.from);
+  let to = parseReportDate(req.to, labels.to);
+  // A bare date names a whole day: up to the next midnight.
+  if (/^\d{4}-\d{2}-\d{2}$/.test(req.to)) to = new Date(to.getTime() + 86_400_000);
+  if (to <= from) throw new UsageError(`${labels.to} must be after ${labels.from}`);
+  const merchantId = req.merchantId ?? null;
+  if (merchantId !== null) await getMerchantOrThrow(common.db, merchantId);
+  const rows = await buildReport(common, from, to, merchantId);
+  const totals = reportTotals(rows);
+  const text = req.format === 'csv' ? reportCsv(rows, totals) : `${JSON.stringify({ rows, totals }, null, 2)}\n`;
+  return { format: req.format, from, to, rows: rows.length, text };
 }
 
 const FORMULA_START = new Set(['=', '+', '-', '@', '\t', '\r']);

@@ -61,10 +61,13 @@ export interface SweepMovement {
 
 type Raw = Record<string, unknown>;
 
-/** Rows of a statement over a time range (its two parameters). */
-function between(db: Database, sql: string, from: Date, to: Date): Promise<Raw[]> {
-  return poolReader(db).all<Raw>(sql, [from, to]);
+/** Rows of a statement over a time range (its two parameters), then the point's id when it has a third. */
+function between(db: Database, sql: string, from: Date, to: Date, merchantId: string | null = null): Promise<Raw[]> {
+  return poolReader(db).all<Raw>(sql, merchantId === null ? [from, to] : [from, to, merchantId]);
 }
+
+/** `and p.merchant_id = ?` when the report is of one point (a third parameter), else nothing. */
+const ofPoint = (merchantId: string | null): string => (merchantId === null ? '' : ' and p.merchant_id = ?');
 
 /** The payment side of a row that selects payment_id, reference_id, merchant_id, order_id, invoice_id, invoice_reference, status, blockchain, network, crypto_currency, decimals and metadata. */
 function receiptOf(r: Raw): ReceiptOf {
@@ -84,16 +87,18 @@ function receiptOf(r: Raw): ReceiptOf {
   };
 }
 
-export async function paymentsCompleted(db: Database, from: Date, to: Date): Promise<PaymentReceipt[]> {
+/** Payments completed between the two times (of one merchant point, when given). */
+export async function paymentsCompleted(db: Database, from: Date, to: Date, merchantId: string | null = null): Promise<PaymentReceipt[]> {
   const rows = await between(
     db,
     `select p.id as payment_id, p.reference_id, p.merchant_id, p.status, p.blockchain, p.network, p.crypto_currency, p.decimals, p.received_amount, p.expected_amount, p.address,
             p.transaction_hash, p.metadata, p.completed_at, i.id as invoice_id, i.reference_id as invoice_reference, i.order_id, i.amount as invoice_amount, i.currency
        from payment p join invoice i on i.id = p.invoice_id
-      where p.completed_at >= ? and p.completed_at < ?
+      where p.completed_at >= ? and p.completed_at < ?${ofPoint(merchantId)}
       order by p.completed_at, p.id`,
     from,
     to,
+    merchantId,
   );
   return rows.map((r) => ({
     ...receiptOf(r),
@@ -107,17 +112,18 @@ export async function paymentsCompleted(db: Database, from: Date, to: Date): Pro
   }));
 }
 
-/** Funds recorded against a payment after it ended (LATE, EXTRA): received, never credited. */
-export async function uncreditedReceipts(db: Database, from: Date, to: Date): Promise<UncreditedReceipt[]> {
+/** Funds recorded against a payment after it ended (LATE, EXTRA): received, never credited (of one point, when given). */
+export async function uncreditedReceipts(db: Database, from: Date, to: Date, merchantId: string | null = null): Promise<UncreditedReceipt[]> {
   const rows = await between(
     db,
     `select t.id, t.tx_hash, t.amount, t.to_address, t.created_at, t.status, p.id as payment_id, p.reference_id, p.merchant_id, p.blockchain, p.network,
             p.crypto_currency, p.decimals, p.metadata, i.order_id, i.id as invoice_id, i.reference_id as invoice_reference
        from observed_transfer t join payment p on p.id = t.payment_id join invoice i on i.id = p.invoice_id
-      where t.status in ('LATE', 'EXTRA') and t.created_at >= ? and t.created_at < ?
+      where t.status in ('LATE', 'EXTRA') and t.created_at >= ? and t.created_at < ?${ofPoint(merchantId)}
       order by t.created_at, t.id`,
     from,
     to,
+    merchantId,
   );
   return rows.map((r) => ({
     ...receiptOf(r),

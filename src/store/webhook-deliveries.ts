@@ -72,6 +72,10 @@ export interface EventFilter {
   since?: Date | undefined;
   /** Only events whose latest delivery gave up. */
   failed?: boolean | undefined;
+  /** Keyset pagination, newest first: only events older than this one (created_at, then id). */
+  before?: { createdAt: Date; id: string } | undefined;
+  /** Only this event. */
+  eventId?: string | undefined;
 }
 
 /** The event `e` has a FAILED delivery and no delivery after it: its latest delivery gave up. */
@@ -90,6 +94,14 @@ function eventWhere(filter: EventFilter): { sql: string; params: SqlValue[] } {
     params.push(filter.since);
   }
   if (filter.failed) terms.push(LATEST_FAILED);
+  if (filter.before) {
+    terms.push('(e.created_at < ? or (e.created_at = ? and e.id < ?))');
+    params.push(filter.before.createdAt, filter.before.createdAt, filter.before.id);
+  }
+  if (filter.eventId) {
+    terms.push('e.id = ?');
+    params.push(filter.eventId);
+  }
   return { sql: terms.length ? `where ${terms.join(' and ')}` : '', params };
 }
 
@@ -102,6 +114,8 @@ export async function failedEventIds(db: Database, filter: Omit<EventFilter, 'fa
 export interface EventRow {
   id: string;
   type: string;
+  /** The exact JSON body every attempt sends. */
+  payload: string;
   merchantId: string;
   paymentId: string | null;
   invoiceId: string | null;
@@ -138,8 +152,8 @@ const numberOrNull = (v: number | string | null): number | null => (v === null ?
 export async function eventsWithDeliveries(db: Database, filter: EventFilter & { limit: number }): Promise<{ events: EventRow[]; deliveries: DeliveryRow[]; attempts: AttemptRow[] }> {
   const r = poolReader(db);
   const where = eventWhere(filter);
-  const events = await r.all<{ id: string; type: string; merchant_id: string; payment_id: string | null; invoice_id: string | null; created_at: unknown }>(
-    `select e.id, e.type, e.merchant_id, e.payment_id, e.invoice_id, e.created_at from webhook_event e ${where.sql} order by e.created_at desc, e.id desc limit ?`,
+  const events = await r.all<{ id: string; type: string; payload: string; merchant_id: string; payment_id: string | null; invoice_id: string | null; created_at: unknown }>(
+    `select e.id, e.type, e.payload, e.merchant_id, e.payment_id, e.invoice_id, e.created_at from webhook_event e ${where.sql} order by e.created_at desc, e.id desc limit ?`,
     [...where.params, filter.limit],
   );
   if (events.length === 0) return { events: [], deliveries: [], attempts: [] };
@@ -176,7 +190,7 @@ export async function eventsWithDeliveries(db: Database, filter: EventFilter & {
       )
     : [];
   return {
-    events: events.map((e) => ({ id: e.id, type: e.type, merchantId: e.merchant_id, paymentId: e.payment_id, invoiceId: e.invoice_id, createdAt: dateOf(e.created_at) })),
+    events: events.map((e) => ({ id: e.id, type: e.type, payload: e.payload, merchantId: e.merchant_id, paymentId: e.payment_id, invoiceId: e.invoice_id, createdAt: dateOf(e.created_at) })),
     deliveries: deliveries.map((d) => ({
       id: d.id,
       eventId: d.event_id,
@@ -200,6 +214,39 @@ export async function eventsWithDeliveries(db: Database, filter: EventFilter & {
       responseBody: a.response_body,
     })),
   };
+}
+
+/** A delivery's event and the merchant point it belongs to; undefined when there is no such delivery. */
+export async function deliveryOwner(db: Database, deliveryId: string): Promise<{ eventId: string; merchantId: string } | undefined> {
+  const row = await poolReader(db).get<{ event_id: string; merchant_id: string }>(
+    'select d.event_id, e.merchant_id from webhook_delivery d join webhook_event e on e.id = d.event_id where d.id = ?',
+    [deliveryId],
+  );
+  return row && { eventId: row.event_id, merchantId: row.merchant_id };
+}
+
+export interface EndpointHealth {
+  /** The last 2xx answer of this URL to this point's deliveries; null: none on record. */
+  lastSuccessAt: Date | null;
+  /** The first failed attempt after that success (or ever, without one); null: not failing. */
+  failingSince: Date | null;
+  /** Failed attempts since then. */
+  failedAttempts: number;
+}
+
+const ATTEMPTS_OF_POINT = `from webhook_attempt a join webhook_delivery d on d.id = a.delivery_id join webhook_event e on e.id = d.event_id
+  where e.merchant_id = ? and a.url = ?`;
+
+/** Whether a point's webhook URL is failing, and since when: its attempts since its last 2xx answer. */
+export async function endpointHealth(db: Database, merchantId: string, url: string): Promise<EndpointHealth> {
+  const r = poolReader(db);
+  const ok = await r.get<{ t: unknown }>(`select max(a.attempted_at) as t ${ATTEMPTS_OF_POINT} and a.status_code >= 200 and a.status_code < 300`, [merchantId, url]);
+  const lastSuccessAt = nullableDate(ok?.t);
+  const failed = await r.get<{ t: unknown; n: number | string }>(
+    `select min(a.attempted_at) as t, count(*) as n ${ATTEMPTS_OF_POINT} and (a.status_code is null or a.status_code < 200 or a.status_code >= 300) and a.attempted_at > ?`,
+    [merchantId, url, lastSuccessAt ?? new Date(0)],
+  );
+  return { lastSuccessAt, failingSince: nullableDate(failed?.t), failedAttempts: Number(failed?.n ?? 0) };
 }
 
 /** Attempts since a time that got no 2xx answer, newest first (at most `limit`). */

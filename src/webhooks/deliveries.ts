@@ -3,6 +3,7 @@ import { anyDeliveryDue, insertAttempt, insertDelivery, insertEvent, leaseDueDel
 import type { Executor } from '../store/executor.ts';
 import type { Database } from '../store/orm.ts';
 import { poolReader } from '../store/raw-sql.ts';
+import { insertAudit, type AuditInput } from '../store/audit-log.ts';
 import { moveDelivery } from '../store/lifecycle.ts';
 import { deliveriesOfEvent, eventsWithDeliveries, eventTarget, failedEventIds, leasedDelivery, merchantWebhookUrl, type LeasedDelivery } from '../store/webhook-deliveries.ts';
 import { UsageError } from '../domain/errors.ts';
@@ -196,9 +197,17 @@ async function replayIn(x: Executor, eventId: string, now: Date): Promise<Replay
   return { eventId: event.eventId, deliveryId, replayOf: original?.id ?? null };
 }
 
-/** A new delivery of an event: same event id and the same payload bytes, linked to the original. */
-export async function replayEvent(db: Database, eventId: string, now = new Date()): Promise<ReplayResult> {
-  return db.write((x) => replayIn(x, eventId, now));
+/**
+ * A new delivery of an event: same event id and the same payload bytes, linked to the original.
+ * `chaingate webhooks replay` and the dashboard's "Redeliver" both come here; the dashboard's audit
+ * row (with the new delivery's id) is written in the same transaction.
+ */
+export async function replayEvent(db: Database, eventId: string, now = new Date(), audit: AuditInput | null = null): Promise<ReplayResult> {
+  return db.write(async (x) => {
+    const replayed = await replayIn(x, eventId, now);
+    if (audit) await insertAudit(x, { ...audit, details: { ...audit.details, eventId: replayed.eventId, deliveryId: replayed.deliveryId, replayOf: replayed.replayOf } });
+    return replayed;
+  });
 }
 
 /** Replays every event whose latest delivery FAILED; events that cannot be replayed are reported. */

@@ -39,6 +39,7 @@ ${full ? html`<nav aria-label="Main"><ul>
 <li><a href="/dashboard/points">Points</a></li>
 ${isAdmin(p.grants) ? html`<li><a href="/dashboard/users">Users</a></li>` : ''}
 ${p.grants.some((g) => g.role === 'owner') ? html`<li><a href="/dashboard/audit">Audit log</a></li>` : ''}
+${p.grants.some((g) => can(g.role, 'export')) ? html`<li><a href="/dashboard/reports">Reports</a></li>` : ''}
 <li><a href="/dashboard/account">Account</a></li>
 </ul></nav>` : ''}
 ${p ? html`<div class="who"><span class="bidi">${p.email}</span>${form('/dashboard/api/sign-out', l.csrf, html`<button class="secondary" type="submit">Sign out</button>`, 'inline')}</div>` : ''}
@@ -161,6 +162,7 @@ ${extra.test ? html`<section class="card" id="test-result" role="status"><h2>Tes
 <dt>Status</dt><dd>${point.active ? 'active' : 'disabled'}</dd>
 <dt>API key</dt><dd><code>${point.apiKey}</code></dd>
 <dt>Webhook URL</dt><dd>${point.webhookUrl ? html`<a class="bidi" rel="noreferrer" href="${safeHref(point.webhookUrl)}">${point.webhookUrl}</a>` : '—'}</dd>
+<dt>Webhooks</dt><dd><a href="/dashboard/points/${point.id}/webhooks">Delivery log</a></dd>
 <dt>Your role</dt><dd>${role}</dd></dl></section>
 ${settings ? form(`/dashboard/api/points/${point.id}`, l.csrf, html`<h2>Settings</h2>
 <label for="name">Name</label><input id="name" name="name" value="${point.name}" required maxlength="255">

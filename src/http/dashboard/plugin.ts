@@ -2,8 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import type { DaemonDeps } from '../../app/deps.ts';
 import { installDashboard, type DashboardOptions } from './kit.ts';
 import { pointRoutes } from './point-routes.ts';
+import { reportRoutes } from './report-routes.ts';
 import { sessionRoutes } from './session-routes.ts';
 import { userRoutes } from './user-routes.ts';
+import { webhookRoutes } from './webhook-routes.ts';
 
 // The merchant dashboard (docs/dashboard.md): pages under /dashboard/, form and JSON endpoints under
 // /dashboard/api/. Its one credential is the session cookie: an API key or a signature is never
@@ -16,5 +18,7 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DaemonDeps, op
   sessionRoutes(kit);
   pointRoutes(kit);
   userRoutes(kit);
+  reportRoutes(kit);
+  webhookRoutes(kit);
   kit.routes.finish();
 }
