@@ -76,19 +76,33 @@ function decimalLess(dialect: Dialect, a: string, b: string): string {
   return `${key(a)} < ${key(b)}`;
 }
 
-/** The condition on invoice `i` of each unusual kind (the definitions in docs/dashboard.md#unusual). */
+/**
+ * The payments of invoice `i`, for an `exists` probe. SQLite, without statistics (nobody runs
+ * ANALYZE on an embedded database), probed by the (status, expires_at) index when a condition named
+ * the status, scanning every COMPLETED payment per invoice: the probe is pinned to the invoice's own.
+ */
+function paymentsOf(dialect: Dialect): string {
+  return dialect === 'sqlite' ? 'payment p indexed by payment_invoice_id_created_at_index' : 'payment p';
+}
+
+/**
+ * The invoices of each unusual kind (the definitions in docs/dashboard.md#unusual), as a subquery
+ * of invoice ids read from the few rows that are unusual: a partial index of the completed payments
+ * whose amounts differ, the failed and refunded payments by status, the late transfers by status, the
+ * refunds. The list is then those invoices in date order, never a walk of every invoice probing each.
+ */
 function unusualSql(dialect: Dialect, kind: UnusualKind): string {
   switch (kind) {
     case 'underpaid':
-      return `exists (select 1 from payment p where p.invoice_id = i.id and p.status = 'COMPLETED' and p.received_amount <> p.expected_amount and ${decimalLess(dialect, 'p.received_amount', 'p.expected_amount')})`;
+      return `select p.invoice_id from payment p where p.status = 'COMPLETED' and p.received_amount <> p.expected_amount and ${decimalLess(dialect, 'p.received_amount', 'p.expected_amount')}`;
     case 'overpaid':
-      return `exists (select 1 from payment p where p.invoice_id = i.id and p.status = 'COMPLETED' and p.received_amount <> p.expected_amount and ${decimalLess(dialect, 'p.expected_amount', 'p.received_amount')})`;
+      return `select p.invoice_id from payment p where p.status = 'COMPLETED' and p.received_amount <> p.expected_amount and ${decimalLess(dialect, 'p.expected_amount', 'p.received_amount')}`;
     case 'late':
-      return `exists (select 1 from payment p join observed_transfer t on t.payment_id = p.id where p.invoice_id = i.id and t.status in ('LATE', 'EXTRA'))`;
+      return `select p.invoice_id from observed_transfer t join payment p on p.id = t.payment_id where t.status in ('LATE', 'EXTRA')`;
     case 'refunded':
-      return `exists (select 1 from payment p where p.invoice_id = i.id and (p.status = 'REFUNDED' or exists (select 1 from refund r where r.payment_id = p.id)))`;
+      return `select p.invoice_id from payment p where p.status = 'REFUNDED' union select p.invoice_id from refund f join payment p on p.id = f.payment_id`;
     case 'failed':
-      return `exists (select 1 from payment p where p.invoice_id = i.id and p.status = 'FAILED')`;
+      return `select p.invoice_id from payment p where p.status = 'FAILED'`;
   }
 }
 
@@ -132,16 +146,19 @@ async function searchCondition(r: Reader, q: string): Promise<{ sql: string; par
 interface Conditions {
   where: string[];
   params: SqlValue[];
+  /** Whether the rows are found by walking the (created_at, id) order (no bound id list). */
+  walk?: boolean;
 }
 
 /** The filter's conditions on invoice `i` (not the points, not the page); null when the search found nothing. */
 async function filterConditions(r: Reader, f: InvoiceListFilter): Promise<Conditions | null> {
-  const c: Conditions = { where: [], params: [] };
+  const c: Conditions = { where: [], params: [], walk: true };
   if (f.q !== null) {
     const found = await searchCondition(r, f.q);
     if (!found) return null;
     c.where.push(found.sql);
     c.params.push(...found.params);
+    c.walk = !found.sql.startsWith('i.id in (');
   }
   if (f.status.length) {
     c.where.push(`i.status in (${f.status.map(() => '?').join(', ')})`);
@@ -165,11 +182,13 @@ async function filterConditions(r: Reader, f: InvoiceListFilter): Promise<Condit
       terms.push('p.crypto_currency = ?');
       c.params.push(f.coin);
     }
-    c.where.push(`exists (select 1 from payment p where ${terms.join(' and ')})`);
+    c.where.push(`exists (select 1 from ${paymentsOf(r.dialect)} where ${terms.join(' and ')})`);
   }
   if (f.unusual !== null) {
     const kinds = f.unusual === 'any' ? ALL_UNUSUAL : [f.unusual];
-    c.where.push(`(${kinds.map((k) => unusualSql(r.dialect, k)).join(' or ')})`);
+    c.where.push(`i.id in (${kinds.map((k) => unusualSql(r.dialect, k)).join(' union ')})`);
+    // The unusual rows are few: found through them, then put in order (not a walk of the list).
+    c.walk = false;
   }
   return c;
 }
@@ -199,18 +218,21 @@ const where = (parts: string[]) => (parts.length ? `where ${parts.join(' and ')}
 async function invoiceRows(r: Reader, scope: PointScope, c: Conditions, direction: 'asc' | 'desc', cursor: ListCursor | null, limit: number): Promise<InvoiceListSqlRow[]> {
   const k = keyset(direction, cursor);
   const order = `order by created_at ${direction}, id ${direction}`;
-  if (!scope.all && scope.ids.length > 1) {
+  // SQLite without statistics may take a filter's index (status, say) and sort every matching row;
+  // a walk in the list's order reads only until the page is full. PostgreSQL's planner has them.
+  const hint = (index: string) => (r.dialect === 'sqlite' && c.walk ? `indexed by ${index}` : '');
+  if (!scope.all && scope.ids.length > 0 && (c.walk || scope.ids.length > 1)) {
     const parts: string[] = [];
     const params: SqlValue[] = [];
     scope.ids.forEach((id, n) => {
-      parts.push(`select * from (select ${INVOICE_COLUMNS} from invoice i ${where(['i.merchant_id = ?', ...c.where, ...k.where])} order by i.created_at ${direction}, i.id ${direction} limit ?) u${n}`);
+      parts.push(`select * from (select ${INVOICE_COLUMNS} from invoice i ${hint('invoice_merchant_id_created_at_id_index')} ${where(['i.merchant_id = ?', ...c.where, ...k.where])} order by i.created_at ${direction}, i.id ${direction} limit ?) u${n}`);
       params.push(id, ...c.params, ...k.params, limit);
     });
     return r.all<InvoiceListSqlRow>(`${parts.join(' union all ')} ${order} limit ?`, [...params, limit]);
   }
   const s = scopeConditions(scope);
   if (!s) return [];
-  return r.all<InvoiceListSqlRow>(`select ${INVOICE_COLUMNS} from invoice i ${where([...s.where, ...c.where, ...k.where])} order by i.created_at ${direction}, i.id ${direction} limit ?`, [
+  return r.all<InvoiceListSqlRow>(`select ${INVOICE_COLUMNS} from invoice i ${hint('invoice_created_at_id_index')} ${where([...s.where, ...c.where, ...k.where])} order by i.created_at ${direction}, i.id ${direction} limit ?`, [
     ...s.params,
     ...c.params,
     ...k.params,

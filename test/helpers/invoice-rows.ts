@@ -19,6 +19,8 @@ export interface SeedPayment {
   txHash?: string | null;
   createdAt?: Date;
   updatedAt?: Date;
+  /** Default: an hour after createdAt (a PENDING payment past it is expired by the next read). */
+  expiresAt?: Date;
   /** Record a transfer of this status against the payment (LATE, EXTRA: late funds). */
   transfer?: { status: TransferStatus; txHash: string };
   /** Record a refund of the payment. */
@@ -95,7 +97,7 @@ export function rowsOf(invoices: SeedInvoice[], now = new Date()): { rows: Seede
       rows.payments.push([
         pid, `PAY${pid.toUpperCase()}`.slice(0, 32), id, inv.merchantId, p.status, 'DIRECT', 'direct', chain, 'MAINNET', false, coin, decimals, null,
         p.expected ?? '1.5', p.expected ?? '1.5', p.received ?? '0', address, 0, 12, p.txHash ?? null, null, null, null, null, '{}',
-        new Date(pcreated.getTime() + 3_600_000), p.status === 'COMPLETED' ? pcreated : null, pcreated, p.updatedAt ?? pcreated,
+        p.expiresAt ?? new Date(pcreated.getTime() + 3_600_000), p.status === 'COMPLETED' ? pcreated : null, pcreated, p.updatedAt ?? pcreated,
       ]);
       if (p.transfer) {
         rows.transfers.push([seedId('t'), chain, 'MAINNET', p.transfer.txHash, -1, '100', `0x${'b'.repeat(64)}`, null, address, null, coin, '1000', pid, p.transfer.status, null, pcreated, pcreated]);
