@@ -92,11 +92,13 @@ function paymentsOf(dialect: Dialect): string {
  * refunds. The list is then those invoices in date order, never a walk of every invoice probing each.
  */
 function unusualSql(dialect: Dialect, kind: UnusualKind): string {
+  // SQLite without statistics takes the (status, expires_at) index, every completed payment, over the partial index.
+  const settledOff = (d: Dialect) => (d === 'sqlite' ? 'payment p indexed by payment_settled_off_index' : 'payment p');
   switch (kind) {
     case 'underpaid':
-      return `select p.invoice_id from payment p where p.status = 'COMPLETED' and p.received_amount <> p.expected_amount and ${decimalLess(dialect, 'p.received_amount', 'p.expected_amount')}`;
+      return `select p.invoice_id from ${settledOff(dialect)} where p.status = 'COMPLETED' and p.received_amount <> p.expected_amount and ${decimalLess(dialect, 'p.received_amount', 'p.expected_amount')}`;
     case 'overpaid':
-      return `select p.invoice_id from payment p where p.status = 'COMPLETED' and p.received_amount <> p.expected_amount and ${decimalLess(dialect, 'p.expected_amount', 'p.received_amount')}`;
+      return `select p.invoice_id from ${settledOff(dialect)} where p.status = 'COMPLETED' and p.received_amount <> p.expected_amount and ${decimalLess(dialect, 'p.expected_amount', 'p.received_amount')}`;
     case 'late':
       return `select p.invoice_id from observed_transfer t join payment p on p.id = t.payment_id where t.status in ('LATE', 'EXTRA')`;
     case 'refunded':
