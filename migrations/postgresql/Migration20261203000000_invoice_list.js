@@ -14,7 +14,7 @@ export class Migration20261203000000_invoice_list extends Migration {
     this.addSql(`create index "payment_updated_at_index" on "payment" ("updated_at");`);
     this.addSql(`create index payment_address_lower_index on payment (lower(address));`);
     this.addSql(`create index payment_transaction_hash_lower_index on payment (lower(transaction_hash));`);
-    this.addSql(`create index "payment_settled_off_index" on "payment" ("invoice_id") where status = 'COMPLETED' and received_amount <> expected_amount;`);
+    this.addSql(`create index "payment_settled_off_index" on "payment" ("invoice_id", "received_amount", "expected_amount") where status = 'COMPLETED' and received_amount <> expected_amount;`);
   }
 
   async down() {

@@ -11,11 +11,10 @@ export class Migration20261203000000_invoice_list extends Migration {
     this.addSql(`create index \`observed_transfer_updated_at_index\` on \`observed_transfer\` (\`updated_at\`);`);
     this.addSql(`create index observed_transfer_tx_hash_lower_index on observed_transfer (lower(tx_hash));`);
 
-    this.addSql(`drop index \`payment_invoice_id_index\`;`);
     this.addSql(`create index \`payment_updated_at_index\` on \`payment\` (\`updated_at\`);`);
     this.addSql(`create index payment_address_lower_index on payment (lower(address));`);
     this.addSql(`create index payment_transaction_hash_lower_index on payment (lower(transaction_hash));`);
-    this.addSql(`create index \`payment_settled_off_index\` on \`payment\` (\`invoice_id\`) where status = 'COMPLETED' and received_amount <> expected_amount;`);
+    this.addSql(`create index \`payment_settled_off_index\` on \`payment\` (\`invoice_id\`, \`received_amount\`, \`expected_amount\`) where status = 'COMPLETED' and received_amount <> expected_amount;`);
   }
 
   async down() {
@@ -32,6 +31,5 @@ export class Migration20261203000000_invoice_list extends Migration {
     this.addSql(`drop index \`payment_address_lower_index\`;`);
     this.addSql(`drop index \`payment_transaction_hash_lower_index\`;`);
     this.addSql(`drop index \`payment_settled_off_index\`;`);
-    this.addSql(`create index \`payment_invoice_id_index\` on \`payment\` (\`invoice_id\`);`);
   }
 }

@@ -13,7 +13,7 @@ import type { Client } from './dashboard-tokens.ts';
 // point not granted is never read: the scope is part of every statement, not a filter afterwards.
 
 /** Rows the CSV export reads at a time: one batch in memory, whatever the export's length. */
-export const EXPORT_BATCH = 1000;
+export const EXPORT_BATCH = 2000;
 /** The live poll looks this far behind its cursor: a write committed late (its updated_at earlier than a poll) is still seen. */
 export const CHANGES_OVERLAP_MS = 3000;
 const CHANGES_LIMIT = 200;

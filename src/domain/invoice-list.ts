@@ -234,10 +234,15 @@ export function fiatText(amountMinor: string, currency: string): string {
  */
 export function csvCell(value: string | number | null | undefined): string {
   if (value === null || value === undefined) return '';
-  let s = String(value);
-  if (/^[=+\-@\t\r]/.test(s)) s = `'${s}`;
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  let s = typeof value === 'number' ? String(value) : value;
+  if (s === '') return s;
+  const first = s.charCodeAt(0);
+  // = + - @ tab CR
+  if (first === 61 || first === 43 || first === 45 || first === 64 || first === 9 || first === 13) s = `'${s}`;
+  return NEEDS_QUOTES.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
+
+const NEEDS_QUOTES = /[",\r\n]/;
 
 export function csvLine(cells: (string | number | null | undefined)[]): string {
   return `${cells.map(csvCell).join(',')}\r\n`;

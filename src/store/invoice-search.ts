@@ -52,7 +52,8 @@ interface PaymentListSqlRow {
  */
 function boundList(values: readonly string[]): { sql: string; params: SqlValue[] } {
   let n = 8;
-  while (n < values.length) n *= 4;
+  while (n < values.length && n < 512) n *= 4;
+  if (n < values.length) n = values.length;
   const params: SqlValue[] = [...values];
   while (params.length < n) params.push(null);
   return { sql: `(${params.map(() => '?').join(', ')})`, params };
@@ -88,8 +89,8 @@ function paymentsOf(dialect: Dialect): string {
 /**
  * The invoices of each unusual kind (the definitions in docs/dashboard.md#unusual), as a subquery
  * of invoice ids read from the few rows that are unusual: a partial index of the completed payments
- * whose amounts differ, the failed and refunded payments by status, the late transfers by status, the
- * refunds. The list is then those invoices in date order, never a walk of every invoice probing each.
+ * whose amounts differ (covering both amounts), the failed and refunded payments by status, the late
+ * transfers by status, the refunds. Never a probe of every invoice's payments.
  */
 function unusualSql(dialect: Dialect, kind: UnusualKind): string {
   // SQLite without statistics takes the (status, expires_at) index, every completed payment, over the partial index.
@@ -188,9 +189,9 @@ async function filterConditions(r: Reader, f: InvoiceListFilter): Promise<Condit
   }
   if (f.unusual !== null) {
     const kinds = f.unusual === 'any' ? ALL_UNUSUAL : [f.unusual];
+    // The unusual rows are few: their invoice ids are read once (a small in-memory set), and the
+    // list's order is walked, each row checked against the set, until the page is full.
     c.where.push(`i.id in (${kinds.map((k) => unusualSql(r.dialect, k)).join(' union ')})`);
-    // The unusual rows are few: found through them, then put in order (not a walk of the list).
-    c.walk = false;
   }
   return c;
 }

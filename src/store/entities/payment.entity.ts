@@ -20,7 +20,7 @@ const PaymentSchema = defineEntity({
     { name: 'payment_address_lower_index', expression: 'create index payment_address_lower_index on payment (lower(address))' },
     { name: 'payment_transaction_hash_lower_index', expression: 'create index payment_transaction_hash_lower_index on payment (lower(transaction_hash))' },
     // The "underpaid" and "overpaid" filters: the few completed payments whose amounts differ.
-    { name: 'payment_settled_off_index', properties: ['invoice'], where: "status = 'COMPLETED' and received_amount <> expected_amount" },
+    { name: 'payment_settled_off_index', properties: ['invoice', 'receivedAmount', 'expectedAmount'], where: "status = 'COMPLETED' and received_amount <> expected_amount" },
   ],
   properties: {
     id: idProperty(),
