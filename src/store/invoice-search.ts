@@ -66,15 +66,16 @@ function asciiLower(s: string): string {
 
 /**
  * `a < b` for two columns of non-negative decimal strings, exactly: PostgreSQL compares them as
- * numeric; SQLite has no decimal type, so both are padded to a fixed width (80 digits before the
- * point, 40 after) and compared as text.
+ * numeric. SQLite has no decimal type: as doubles first (rounding is monotonic, so unequal doubles
+ * order their decimals the same way), and only when the doubles are equal, both padded to a fixed
+ * width (80 digits before the point, 40 after) and compared as text.
  */
 function decimalLess(dialect: Dialect, a: string, b: string): string {
   if (dialect === 'postgresql') return `cast(${a} as numeric) < cast(${b} as numeric)`;
   const key = (c: string) =>
     `(substr('${'0'.repeat(80)}' || (case when instr(${c}, '.') > 0 then substr(${c}, 1, instr(${c}, '.') - 1) else ${c} end), -80)` +
     ` || substr((case when instr(${c}, '.') > 0 then substr(${c}, instr(${c}, '.') + 1) else '' end) || '${'0'.repeat(40)}', 1, 40))`;
-  return `${key(a)} < ${key(b)}`;
+  return `(cast(${a} as real) < cast(${b} as real) or (cast(${a} as real) = cast(${b} as real) and ${key(a)} < ${key(b)}))`;
 }
 
 /**

@@ -129,6 +129,23 @@ for (const dialect of DIALECTS) {
       void late;
     });
 
+    test('underpaid and overpaid compare exactly, beyond what a double holds', async (t) => {
+      const d = await startTestDaemon(t, dialect);
+      const a = d.merchant.id;
+      const pay = (expected: string, received: string) => [{ status: 'COMPLETED' as const, decimals: 18, expected, received }];
+      await seedInvoices(d.common.db, [
+        { merchantId: a, orderId: 'tiny-under', status: 'PAID', createdAt: at(0), payments: pay('1.000000000000000001', '1') },
+        { merchantId: a, orderId: 'tiny-over', status: 'PAID', createdAt: at(1), payments: pay('1', '1.000000000000000001') },
+        { merchantId: a, orderId: 'same-value', status: 'PAID', createdAt: at(2), payments: pay('2.50', '2.5') },
+        { merchantId: a, orderId: 'big-under', status: 'PAID', createdAt: at(3), payments: pay('123456789012345678901234567890.5', '123456789012345678901234567890.49') },
+      ]);
+      const { client } = await signedInUser(d.common, d.url, { email: 'owner@shop.example', role: 'owner' });
+      assert.deepEqual(await orders(client, '?unusual=underpaid&sort=asc'), ['tiny-under', 'big-under']);
+      assert.deepEqual(await orders(client, '?unusual=overpaid'), ['tiny-over']);
+      const flags = new Map((await list(client, '')).items.map((i) => [i.orderId, i.unusual]));
+      assert.deepEqual(flags.get('same-value'), [], 'the same amount written two ways is not unusual');
+    });
+
     test('keyset pages: inserts between pages skip and repeat nothing, both orders, back and forth', async (t) => {
       const d = await startTestDaemon(t, dialect);
       const a = d.merchant.id;
