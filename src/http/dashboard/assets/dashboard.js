@@ -179,4 +179,4 @@ function followInvoices(table) {
 }
 
 const invoiceTable = document.getElementById('invoice-table');
-if (invoiceTable && invoiceTable.dataset.live) followInvoices(invoiceTable);
+if (invoiceTable?.dataset.live) followInvoices(invoiceTable);
