@@ -391,7 +391,7 @@ export interface ChangedRow extends InvoiceListRow {
 /**
  * The invoices of the scope that changed at or after `since` (the invoice, one of its payments, a
  * transfer recorded against one, or a refund): the live list's poll. Each with whether it matches
- * the filter. At most `limit`, newest change first.
+ * the filter. At most `limit` (a poll a second sees a handful).
  */
 export async function changedInvoices(db: Database, scope: PointScope, filter: InvoiceListFilter, since: Date, limit: number): Promise<ChangedRow[]> {
   const r = poolReader(db);
