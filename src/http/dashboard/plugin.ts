@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { DaemonDeps } from '../../app/deps.ts';
+import { invoiceListRoutes } from './invoice-list-routes.ts';
 import { installDashboard, type DashboardOptions } from './kit.ts';
 import { pointRoutes } from './point-routes.ts';
 import { reportRoutes } from './report-routes.ts';
@@ -20,5 +21,6 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DaemonDeps, op
   userRoutes(kit);
   reportRoutes(kit);
   webhookRoutes(kit);
+  invoiceListRoutes(kit);
   kit.routes.finish();
 }

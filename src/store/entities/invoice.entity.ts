@@ -6,7 +6,17 @@ import type { InvoiceStatus } from '../../domain/lifecycle.ts';
 
 const InvoiceSchema = defineEntity({
   name: 'Invoice',
-  indexes: [{ properties: ['merchant', 'orderId'] }, { properties: ['status', 'expiresAt'] }],
+  indexes: [
+    { properties: ['merchant', 'orderId'] },
+    { properties: ['status', 'expiresAt'] },
+    // The dashboard's list (src/store/invoice-search.ts): keyset pages per point and over every
+    // point, search by order id and email, the live poll by updated_at.
+    { properties: ['merchant', 'createdAt', 'id'] },
+    { properties: ['createdAt', 'id'] },
+    { properties: ['orderId'] },
+    { properties: ['updatedAt'] },
+    { name: 'invoice_customer_email_lower_index', expression: 'create index invoice_customer_email_lower_index on invoice (lower(customer_email))' },
+  ],
   properties: {
     id: idProperty(),
     referenceId: p.string().length(32).unique(),

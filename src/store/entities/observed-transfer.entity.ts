@@ -7,7 +7,14 @@ import type { TransferStatus } from '../../domain/lifecycle.ts';
 const ObservedTransferSchema = defineEntity({
   name: 'ObservedTransfer',
   uniques: [{ properties: ['chain', 'network', 'txHash', 'logIndex'] }],
-  indexes: [{ properties: ['paymentId'] }, { properties: ['chain', 'network', 'blockNumber'] }, { properties: ['status'] }],
+  indexes: [
+    { properties: ['paymentId'] },
+    { properties: ['chain', 'network', 'blockNumber'] },
+    { properties: ['status'] },
+    // The dashboard's list: search by any transfer's hash (any case), the live poll.
+    { properties: ['updatedAt'] },
+    { name: 'observed_transfer_tx_hash_lower_index', expression: 'create index observed_transfer_tx_hash_lower_index on observed_transfer (lower(tx_hash))' },
+  ],
   properties: {
     id: idProperty(),
     chain: p.string().length(32),

@@ -15,6 +15,12 @@ const PaymentSchema = defineEntity({
     { properties: ['status', 'expiresAt'] },
     // The indexer's read of the payments changed since its previous poll (src/indexer/watch-set.ts).
     { properties: ['blockchain', 'isTestnet', 'updatedAt'] },
+    // The dashboard's list: search by deposit address and transaction hash (any case), the live poll.
+    { properties: ['updatedAt'] },
+    { name: 'payment_address_lower_index', expression: 'create index payment_address_lower_index on payment (lower(address))' },
+    { name: 'payment_transaction_hash_lower_index', expression: 'create index payment_transaction_hash_lower_index on payment (lower(transaction_hash))' },
+    // The "underpaid" and "overpaid" filters: the few completed payments whose amounts differ.
+    { name: 'payment_settled_off_index', properties: ['invoice', 'receivedAmount', 'expectedAmount'], where: "status = 'COMPLETED' and received_amount <> expected_amount" },
   ],
   properties: {
     id: idProperty(),

@@ -111,3 +111,72 @@ document.addEventListener('click', (event) => {
 });
 
 for (const el of document.querySelectorAll('[data-needs-js]')) el.hidden = !window.PublicKeyCredential;
+
+// Invoices and payments (pages-invoices.ts): the list follows changes without a reload. Every
+// second it asks the changes endpoint (data-live) for rows changed since its cursor; a changed row
+// on the page is swapped for the server's markup, a row that no longer matches the filter leaves,
+// and on the newest-first first page (data-insert="top") a new matching row is put in its place.
+function followInvoices(table) {
+  const body = table.tBodies[0];
+  const status = document.querySelector('[data-live-status]');
+  const limit = Number(table.dataset.limit) || 50;
+  let cursor = table.dataset.cursor;
+  let busy = false;
+  const newer = (a, b) => Number(a.dataset.created) > Number(b.dataset.created) || (a.dataset.created === b.dataset.created && a.dataset.id > b.dataset.id);
+  function place(tr) {
+    const rows = [...body.rows];
+    const before = rows.find((r) => newer(tr, r));
+    if (before) body.insertBefore(tr, before);
+    else if (rows.length < limit) body.appendChild(tr);
+    else return false;
+    while (body.rows.length > limit) body.deleteRow(-1);
+    const empty = document.getElementById('no-rows');
+    if (empty) empty.remove();
+    return true;
+  }
+  async function poll() {
+    if (busy || document.hidden) return;
+    busy = true;
+    try {
+      const res = await fetch(`${table.dataset.live}${table.dataset.live.includes('?') ? '&' : '?'}since=${encodeURIComponent(cursor)}`, { credentials: 'same-origin', headers: { Accept: 'application/json' } });
+      if (!res.ok) {
+        if (status) status.textContent = `Live updates paused (HTTP ${res.status}); reload the page.`;
+        return;
+      }
+      const data = await res.json();
+      cursor = data.cursor;
+      let changed = 0;
+      for (const row of data.rows) {
+        const existing = [...body.rows].find((r) => r.dataset.id === row.id);
+        if (!row.matches) {
+          if (existing) {
+            existing.remove();
+            changed++;
+          }
+          continue;
+        }
+        const tpl = document.createElement('template');
+        tpl.innerHTML = row.html.trim();
+        const tr = tpl.content.firstElementChild;
+        if (!tr) continue;
+        if (existing) {
+          if (existing.outerHTML !== tr.outerHTML) {
+            existing.replaceWith(tr);
+            changed++;
+          }
+        } else if (table.dataset.insert === 'top' && place(tr)) {
+          changed++;
+        }
+      }
+      if (changed && status) status.textContent = `Updated at ${new Date().toLocaleTimeString()}.`;
+    } catch {
+      // a failed poll is retried on the next tick
+    } finally {
+      busy = false;
+    }
+  }
+  setInterval(poll, 1000);
+}
+
+const invoiceTable = document.getElementById('invoice-table');
+if (invoiceTable?.dataset.live) followInvoices(invoiceTable);
