@@ -22,6 +22,11 @@ export interface NetworkDefaults {
   /** EVM chain id; null where the chain has no numeric id of that kind. */
   chainId: number | null;
   label: string;
+  /**
+   * A block explorer's page of a transaction, `{txHash}` standing for the hash (the dashboard's
+   * links); null where no public explorer shows the network. Overridable per network in the config.
+   */
+  explorerTxUrl: string | null;
   blockTimeMs: number;
   /** A public endpoint, only a default: production operators should point this at their own node or provider. */
   rpcUrl: string;
@@ -62,6 +67,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       eip7702: true,
       chainId: 1,
       label: 'Ethereum mainnet',
+      explorerTxUrl: 'https://etherscan.io/tx/{txHash}',
       blockTimeMs: 12_000,
       rpcUrl: 'https://ethereum-rpc.publicnode.com',
       requiredConfirmations: 12,
@@ -78,6 +84,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       eip7702: true,
       chainId: 11_155_111,
       label: 'Ethereum Sepolia testnet',
+      explorerTxUrl: 'https://sepolia.etherscan.io/tx/{txHash}',
       blockTimeMs: 12_000,
       rpcUrl: 'https://ethereum-sepolia-rpc.publicnode.com',
       requiredConfirmations: 3,
@@ -99,6 +106,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       eip7702: true,
       chainId: 137,
       label: 'Polygon PoS mainnet',
+      explorerTxUrl: 'https://polygonscan.com/tx/{txHash}',
       blockTimeMs: 2_000,
       rpcUrl: 'https://polygon-rpc.com',
       requiredConfirmations: 128,
@@ -115,6 +123,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       eip7702: true,
       chainId: 80_002,
       label: 'Polygon Amoy testnet',
+      explorerTxUrl: 'https://amoy.polygonscan.com/tx/{txHash}',
       blockTimeMs: 2_000,
       rpcUrl: 'https://rpc-amoy.polygon.technology',
       requiredConfirmations: 16,
@@ -136,6 +145,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       eip7702: true,
       chainId: 56,
       label: 'BNB Smart Chain mainnet',
+      explorerTxUrl: 'https://bscscan.com/tx/{txHash}',
       // 0.75 s since the Maxwell hard fork (BEP-524, June 2025).
       blockTimeMs: 750,
       // Not bsc-dataseed.bnbchain.org: BNB Chain's own dataseed endpoints disable eth_getLogs
@@ -155,6 +165,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       eip7702: true,
       chainId: 97,
       label: 'BNB Smart Chain testnet',
+      explorerTxUrl: 'https://testnet.bscscan.com/tx/{txHash}',
       blockTimeMs: 750,
       rpcUrl: 'https://bsc-testnet-rpc.publicnode.com',
       requiredConfirmations: 5,
@@ -174,6 +185,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       eip7702: true,
       chainId: 42_161,
       label: 'Arbitrum One mainnet',
+      explorerTxUrl: 'https://arbiscan.io/tx/{txHash}',
       blockTimeMs: 250,
       rpcUrl: 'https://arb1.arbitrum.io/rpc',
       requiredConfirmations: 240,
@@ -190,6 +202,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       eip7702: true,
       chainId: 421_614,
       label: 'Arbitrum Sepolia testnet',
+      explorerTxUrl: 'https://sepolia.arbiscan.io/tx/{txHash}',
       blockTimeMs: 250,
       rpcUrl: 'https://sepolia-rollup.arbitrum.io/rpc',
       requiredConfirmations: 40,
@@ -211,6 +224,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       eip7702: true,
       chainId: 10,
       label: 'Optimism mainnet',
+      explorerTxUrl: 'https://optimistic.etherscan.io/tx/{txHash}',
       blockTimeMs: 2_000,
       rpcUrl: 'https://mainnet.optimism.io',
       requiredConfirmations: 30,
@@ -229,6 +243,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       eip7702: true,
       chainId: 11_155_420,
       label: 'Optimism Sepolia testnet',
+      explorerTxUrl: 'https://sepolia-optimism.etherscan.io/tx/{txHash}',
       blockTimeMs: 2_000,
       rpcUrl: 'https://sepolia.optimism.io',
       requiredConfirmations: 10,
@@ -250,6 +265,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       eip7702: true,
       chainId: 8_453,
       label: 'Base mainnet',
+      explorerTxUrl: 'https://basescan.org/tx/{txHash}',
       blockTimeMs: 2_000,
       rpcUrl: 'https://mainnet.base.org',
       requiredConfirmations: 30,
@@ -264,6 +280,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       eip7702: true,
       chainId: 84_532,
       label: 'Base Sepolia testnet',
+      explorerTxUrl: 'https://sepolia.basescan.org/tx/{txHash}',
       blockTimeMs: 2_000,
       rpcUrl: 'https://sepolia.base.org',
       requiredConfirmations: 10,
@@ -285,6 +302,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       eip7702: false,
       chainId: 43_114,
       label: 'Avalanche C-Chain mainnet',
+      explorerTxUrl: 'https://snowtrace.io/tx/{txHash}',
       blockTimeMs: 2_000,
       rpcUrl: 'https://api.avax.network/ext/bc/C/rpc',
       requiredConfirmations: 12,
@@ -301,6 +319,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       eip7702: false,
       chainId: 43_113,
       label: 'Avalanche Fuji testnet',
+      explorerTxUrl: 'https://testnet.snowtrace.io/tx/{txHash}',
       blockTimeMs: 2_000,
       rpcUrl: 'https://api.avax-test.network/ext/bc/C/rpc',
       requiredConfirmations: 3,
@@ -320,6 +339,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       network: 'MAINNET',
       chainId: null,
       label: 'Bitcoin mainnet',
+      explorerTxUrl: 'https://mempool.space/tx/{txHash}',
       blockTimeMs: 600_000,
       // An Esplora-compatible REST API base.
       rpcUrl: 'https://mempool.space/api',
@@ -333,6 +353,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       network: 'TESTNET4',
       chainId: null,
       label: 'Bitcoin testnet4',
+      explorerTxUrl: 'https://mempool.space/testnet4/tx/{txHash}',
       blockTimeMs: 600_000,
       rpcUrl: 'https://mempool.space/testnet4/api',
       requiredConfirmations: 2,
@@ -350,6 +371,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       network: 'MAINNET',
       chainId: null,
       label: 'Tron mainnet',
+      explorerTxUrl: 'https://tronscan.org/#/transaction/{txHash}',
       blockTimeMs: 3_000,
       // java-tron's Ethereum-compatible JSON-RPC, which the indexer reads (docs/indexers.md)
       rpcUrl: 'https://api.trongrid.io/jsonrpc',
@@ -363,6 +385,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       network: 'NILE',
       chainId: null,
       label: 'Tron Nile testnet',
+      explorerTxUrl: 'https://nile.tronscan.org/#/transaction/{txHash}',
       blockTimeMs: 3_000,
       rpcUrl: 'https://nile.trongrid.io/jsonrpc',
       requiredConfirmations: 19,
@@ -380,6 +403,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       network: 'MAINNET',
       chainId: null,
       label: 'Solana mainnet',
+      explorerTxUrl: 'https://explorer.solana.com/tx/{txHash}',
       // Slot time; confirmations on Solana are counted in slots.
       blockTimeMs: 400,
       rpcUrl: 'https://api.mainnet-beta.solana.com',
@@ -393,6 +417,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       network: 'DEVNET',
       chainId: null,
       label: 'Solana devnet',
+      explorerTxUrl: 'https://explorer.solana.com/tx/{txHash}?cluster=devnet',
       blockTimeMs: 400,
       rpcUrl: 'https://api.devnet.solana.com',
       requiredConfirmations: 32,
@@ -412,6 +437,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       network: 'MAINNET',
       chainId: null,
       label: 'TON mainnet',
+      explorerTxUrl: 'https://tonviewer.com/transaction/{txHash}',
       // About 400 ms since the Catchain 2.0 ("sub-second") upgrade of April 2026: https://docs.ton.org/ecosystem/subsecond
       blockTimeMs: 400,
       // toncenter's base URL: the indexer reads its API v3 (/api/v3/…; docs/indexers.md).
@@ -428,6 +454,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       network: 'TESTNET',
       chainId: null,
       label: 'TON testnet',
+      explorerTxUrl: 'https://testnet.tonviewer.com/transaction/{txHash}',
       blockTimeMs: 450,
       rpcUrl: 'https://testnet.toncenter.com',
       requiredConfirmations: 5,
