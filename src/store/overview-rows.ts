@@ -19,6 +19,7 @@ const COMPLETION_LEAD_MS = 7 * 24 * 3_600_000;
 export interface ReceivedRow {
   paymentId: string;
   blockchain: string;
+  network: string;
   isTestnet: boolean;
   cryptoCurrency: string;
   decimals: number;
@@ -34,6 +35,7 @@ export async function completedBetween(db: Database, pointIds: readonly string[]
   const rows = await poolReader(db).all<{
     id: string;
     blockchain: string;
+    network: string;
     is_testnet: unknown;
     crypto_currency: string;
     decimals: number | string;
@@ -41,13 +43,14 @@ export async function completedBetween(db: Database, pointIds: readonly string[]
     metadata: unknown;
     completed_at: unknown;
   }>(
-    `select id, blockchain, is_testnet, crypto_currency, decimals, received_amount, metadata, completed_at from payment
+    `select id, blockchain, network, is_testnet, crypto_currency, decimals, received_amount, metadata, completed_at from payment
       where merchant_id in (${inList(pointIds)}) and created_at >= ? and completed_at >= ? and completed_at < ?`,
     [...pointIds, new Date(from.getTime() - COMPLETION_LEAD_MS), from, to],
   );
   return rows.map((r) => ({
     paymentId: r.id,
     blockchain: r.blockchain,
+    network: r.network,
     isTestnet: boolOf(r.is_testnet),
     cryptoCurrency: r.crypto_currency,
     decimals: Number(r.decimals),
