@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { DaemonDeps } from '../../app/deps.ts';
+import { invoiceDetailRoutes } from './invoice-detail-routes.ts';
 import { installDashboard, type DashboardOptions } from './kit.ts';
 import { pointRoutes } from './point-routes.ts';
 import { sessionRoutes } from './session-routes.ts';
@@ -16,5 +17,6 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DaemonDeps, op
   sessionRoutes(kit);
   pointRoutes(kit);
   userRoutes(kit);
+  invoiceDetailRoutes(kit);
   kit.routes.finish();
 }
