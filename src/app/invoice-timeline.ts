@@ -180,7 +180,50 @@ const TRANSFER_WORDS: Record<string, { summary: string; tone: TimelineEntry['ton
   REORGED: { summary: 'Transfer seen', tone: null },
 };
 
-function transferEntries(registry: ResolvedRegistry, t: PaymentTransfer, p: StoredPayment): TimelineEntry[] {
+/**
+ * When the chain carried a transfer: the block time the ledger stamped on the facts it caused (the
+ * payment's first confirmation or completion naming it as the payment's transaction, or its
+ * late-funds event), when earlier than the moment the indexer recorded it (an indexer catching up
+ * records old blocks). The transfer rows keep no block time of their own.
+ */
+function chainTimeOf(t: PaymentTransfer, events: InvoiceEvent[]): Date {
+  let at = t.createdAt;
+  for (const e of events) {
+    if (e.paymentId !== t.paymentId || e.createdAt >= at) continue;
+    const data = e.data as { payment?: { transactionHash?: unknown }; transfer?: { txHash?: unknown; logIndex?: unknown } };
+    const names =
+      e.type === 'payment.late_funds'
+        ? data.transfer?.txHash === t.txHash && data.transfer?.logIndex === t.logIndex
+        : (e.type === 'payment.confirming' || e.type === 'payment.completed') && t.status !== 'LATE' && t.status !== 'EXTRA' && data.payment?.transactionHash === t.txHash;
+    if (names) at = e.createdAt;
+  }
+  return at;
+}
+
+/** Causal order of entries at the same instant (block times are whole seconds; fast chains put several blocks in one). */
+const RANK: Record<string, number> = {
+  'invoice.created': 0,
+  'invoice.viewed': 1,
+  'payment.checkout': 2,
+  'transfer.seen': 3,
+  'payment.confirming': 4,
+  'transfer.reorged': 4,
+  'payment.completed': 5,
+  'payment.failed': 5,
+  'payment.expired': 5,
+  'invoice.paid': 6,
+  'transfer.late': 7,
+  'payment.late_funds': 7,
+  'refund.planned': 8,
+  'refund.confirmed': 8,
+  'payment.refunded': 9,
+  'webhook.pending': 10,
+  'webhook.attempt': 10,
+  'invoice.expired': 11,
+  'invoice.cancelled': 11,
+};
+
+function transferEntries(registry: ResolvedRegistry, t: PaymentTransfer, p: StoredPayment, events: InvoiceEvent[]): TimelineEntry[] {
   const link = txLink(registry, t.chain, p.isTestnet, t.txHash);
   const facts = [
     { label: 'amount', value: transferAmount(t, p) },
@@ -189,12 +232,17 @@ function transferEntries(registry: ResolvedRegistry, t: PaymentTransfer, p: Stor
     ...(t.fromAddress ? [{ label: 'from', value: t.fromAddress }] : []),
   ];
   const words = TRANSFER_WORDS[t.status] ?? { summary: `Transfer seen (${t.status})`, tone: null };
+  const onChain = chainTimeOf(t, events);
   const seen: TimelineEntry = {
-    at: t.createdAt.toISOString(),
+    at: onChain.toISOString(),
     type: 'transfer.seen',
     paymentId: p.id,
     summary: words.summary,
-    facts: [...facts, ...(t.note && t.status !== 'REORGED' ? [{ label: 'note', value: t.note }] : [])],
+    facts: [
+      ...facts,
+      ...(t.note && t.status !== 'REORGED' ? [{ label: 'note', value: t.note }] : []),
+      ...(onChain < t.createdAt ? [{ label: 'recorded by the indexer', value: t.createdAt.toISOString() }] : []),
+    ],
     link: link ? { href: link, label: 'View the transaction' } : null,
     tone: words.tone,
   };
@@ -360,15 +408,16 @@ export async function invoiceDetail(deps: DaemonDeps, principal: DashboardPrinci
   ];
   if (invoice.viewedAt) timeline.push({ at: invoice.viewedAt.toISOString(), type: 'invoice.viewed', paymentId: null, summary: 'First viewed by the buyer', facts: [], link: null, tone: null });
   for (const p of payments) timeline.push(checkoutEntry(p));
-  for (const t of transfers) timeline.push(...transferEntries(deps.registry, t, byId.get(t.paymentId)!));
+  for (const t of transfers) timeline.push(...transferEntries(deps.registry, t, byId.get(t.paymentId)!, history.events));
   for (const e of history.events) {
     const entry = eventEntry(e, byId);
     if (entry) timeline.push(entry);
   }
   timeline.push(...webhookEntries(history.events, history.deliveries, history.attempts));
   timeline.push(...refundEntries(deps.registry, refunds));
-  // In time order; entries of the same instant keep the order above (cause before effect).
-  timeline.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+  // In time order; at the same instant cause before effect, then as pushed above.
+  const rank = (e: TimelineEntry) => (e.type === 'transfer.seen' && e.tone === 'warn' ? RANK['transfer.late']! : (RANK[e.type] ?? 10));
+  timeline.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : rank(a) - rank(b)));
 
   return {
     invoice: {
