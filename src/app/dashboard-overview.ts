@@ -175,7 +175,7 @@ function stuckItem(registry: ResolvedRegistry, p: AttentionPayment, now: Date): 
   const since = p.creditedSince ?? p.createdAt;
   const limit = stuckAfterMs(network, p.requiredConfirmations);
   if (now.getTime() - since.getTime() <= limit) return null;
-  const minutes = (ms: number) => `${Math.round(ms / 60_000)} min`;
+  const minutes = (ms: number) => (ms < 120_000 ? `${Math.round(ms / 1000)} s` : ms < 180 * 60_000 ? `${Math.round(ms / 60_000)} min` : `${Math.round(ms / 3_600_000)} h`);
   return {
     kind: 'stuck',
     summary: `${p.status} for ${minutes(now.getTime() - since.getTime())} (normally about ${minutes(normalConfirmingMs(network, p.requiredConfirmations))})`,
