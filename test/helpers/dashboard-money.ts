@@ -34,7 +34,7 @@ export interface MoneyShop {
   failing: WebhookReceiver;
   /** Invoice and payment ids by case. */
   cases: Record<'under' | 'over' | 'late' | 'reorg' | 'stuck' | 'paidB', { invoiceId: string; paymentId: string }>;
-  /** An invoice left OPEN (no checkout). */
+  /** An invoice left OPEN (no checkout), with the order id, customer name and metadata given to startMoneyShop. */
   openInvoiceId: string;
   txHashes: Record<'under' | 'over' | 'late' | 'lateExtra' | 'reorg' | 'stuck' | 'paidB', string>;
 }
@@ -85,8 +85,8 @@ export async function startMoneyShop(t: { after(fn: () => Promise<void> | void):
   t.after(() => serve.stop().then(() => undefined));
   const url = serve.url;
 
-  const invoice = async (point: typeof pointA, orderId: string) => {
-    const body = JSON.stringify({ orderId, amount: '2500', currency: 'USD', customerName: extra.customerName ?? 'Ada Buyer', customerEmail: 'ada@buyer.example', metadata: extra.metadata ?? { cart: 'c-1' } });
+  const invoice = async (point: typeof pointA, orderId: string, fields: { metadata?: Record<string, unknown>; customerName?: string } = {}) => {
+    const body = JSON.stringify({ orderId, amount: '2500', currency: 'USD', customerName: fields.customerName ?? 'Ada Buyer', customerEmail: 'ada@buyer.example', metadata: fields.metadata ?? { cart: 'c-1' } });
     const res = await fetch(`${url}/api/v1/invoices`, { method: 'POST', headers: signRequest({ ...point, method: 'POST', path: '/api/v1/invoices', body, idempotencyKey: orderId }), body });
     assert.equal(res.status, 201, await res.clone().text());
     return ((await res.json()) as { data: { id: string } }).data.id;
@@ -101,13 +101,14 @@ export async function startMoneyShop(t: { after(fn: () => Promise<void> | void):
 
   const made: Record<string, { invoiceId: string; paymentId: string; address: string }> = {};
   for (const [name, point] of [['under', pointA], ['over', pointA], ['late', pointA], ['reorg', pointA], ['stuck', pointA], ['paidB', pointB]] as const) {
-    const invoiceId = await invoice(point, `${extra.orderId ?? 'order'}-${name}`);
+    const invoiceId = await invoice(point, `order-${name}`);
     // The buyer opens the hosted page first: its first read stamps viewedAt.
     if (name === 'under') assert.equal((await fetch(`${url}/i/${invoiceId}`)).status, 200);
     const p = await checkout(invoiceId);
     made[name] = { invoiceId, paymentId: p.id, address: p.paymentAddress };
   }
-  const openInvoiceId = await invoice(pointA, 'order-open');
+  // The invoice without a checkout carries the caller's fields (hostile strings in the browser test).
+  const openInvoiceId = await invoice(pointA, extra.orderId ?? 'order-open', extra);
 
   // The chain's time: one second after the last checkout, so every chain fact follows it.
   const s = Math.floor(Date.now() / 1000) + 1;
