@@ -210,13 +210,16 @@ export interface EndpointAttempt {
   error: string | null;
 }
 
-/** A point's newest webhook attempts (of any event), newest first. */
+/** The newest events of a point whose attempts are looked at: a bound on the read, however long the point's history. */
+const RECENT_EVENTS = 100;
+
+/** A point's newest webhook attempts (of its newest events), newest first. */
 export async function latestAttempts(db: Database, pointId: string, limit: number): Promise<EndpointAttempt[]> {
-  const params: SqlValue[] = [pointId, limit];
+  const params: SqlValue[] = [pointId, RECENT_EVENTS, limit];
   const rows = await poolReader(db).all<{ attempted_at: unknown; url: string | null; status_code: number | string | null; error: string | null }>(
-    `select a.attempted_at, a.url, a.status_code, a.error from webhook_attempt a
-       join webhook_delivery d on d.id = a.delivery_id join webhook_event e on e.id = d.event_id
-      where e.merchant_id = ? order by a.attempted_at desc, a.id desc limit ?`,
+    `select a.attempted_at, a.url, a.status_code, a.error from webhook_attempt a join webhook_delivery d on d.id = a.delivery_id
+      where d.event_id in (select e.id from webhook_event e where e.merchant_id = ? order by e.created_at desc limit ?)
+      order by a.attempted_at desc, a.id desc limit ?`,
     params,
   );
   return rows.map((a) => ({ attemptedAt: dateOf(a.attempted_at), url: a.url, statusCode: a.status_code === null ? null : Number(a.status_code), error: a.error }));

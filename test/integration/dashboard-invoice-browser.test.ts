@@ -97,7 +97,8 @@ describe('the overview and the invoice detail in Chromium', { skip: skipWithoutC
       assert.equal((await page.locator('dt:text-is("Order") + dd').textContent())?.trim(), HOSTILE.orderId);
       assert.equal((await page.locator('#customer-name').textContent())?.trim(), HOSTILE.customerName);
       assert.deepEqual(JSON.parse((await page.locator('pre.json').nth(1).textContent()) ?? ''), HOSTILE.metadata);
-      assert.deepEqual(await page.locator('.timeline > li').evaluateAll((els) => els.map((e) => e.getAttribute('data-type'))), ['invoice.created']);
+      assert.equal(await page.locator('.timeline > li').count(), 1);
+      assert.equal(await page.locator('.timeline > li').getAttribute('data-type'), 'invoice.created');
       await axeBothWidths(browser, 'invoice detail without a checkout');
 
       const missing = await page.goto(`${base}/dashboard/invoices/abcdefghijklmnopqrstuvwx`);
