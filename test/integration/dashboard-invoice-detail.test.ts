@@ -4,7 +4,7 @@ import type { AttentionItem, Overview } from '../../src/app/dashboard-overview.t
 import type { InvoiceDetail, TimelineEntry } from '../../src/app/invoice-timeline.ts';
 import { DIALECTS, skipUnless } from '../helpers/databases.ts';
 import { dashboardClient, signedInUser, type DashboardClient } from '../helpers/dashboard.ts';
-import { startMoneyShop, until, type MoneyShop } from '../helpers/dashboard-money.ts';
+import { startMoneyShop, until } from '../helpers/dashboard-money.ts';
 
 // The overview and the invoice detail against a real `serve` process on each database: an
 // underpaid, an overpaid, a late-funds, a reorged and a stuck payment, and a point whose webhook
