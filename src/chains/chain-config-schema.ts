@@ -9,6 +9,13 @@ export const httpUrl = z.string().superRefine((value, ctx) => {
   if (problem) ctx.addIssue({ code: 'custom', message: problem });
 });
 
+/** An explorer's transaction page: an http(s) URL holding `{txHash}` once. */
+const explorerTemplate = z.string().superRefine((value, ctx) => {
+  if (value.split('{txHash}').length !== 2) return ctx.addIssue({ code: 'custom', message: 'must hold {txHash} once, where the hash goes' });
+  const problem = httpUrlProblem(value.replace('{txHash}', 'tx'));
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
+
 const tokenOverride = z.strictObject({
   address: z.string().min(1),
   decimals: z.int().min(0).max(36).optional(),
@@ -23,6 +30,8 @@ export const networkOverrideSchema = z.strictObject({
   /** Provider API key, sent as the provider's header (TronGrid: TRON-PRO-API-KEY); never logged. */
   apiKey: z.string().min(1).max(256).optional(),
   confirmations: z.int().min(1).max(10_000).optional(),
+  /** A block explorer's transaction page, `{txHash}` standing for the hash; null: no link (docs/chains.md#block-explorers). */
+  explorerTxUrl: z.union([explorerTemplate, z.null()]).optional(),
   blockTimeMs: z.int().min(1).optional(),
   tokens: z.record(z.string().regex(/^[A-Z0-9]{2,10}$/, 'a token symbol in capitals'), tokenOverride).optional(),
   paymentContract: z.string().optional(),

@@ -24,6 +24,11 @@ export interface NetworkDefaults {
   /** EVM chain id; null where the chain has no numeric id of that kind. */
   chainId: number | null;
   label: string;
+  /**
+   * A block explorer's page of a transaction, `{txHash}` standing for the hash (the dashboard's
+   * links); null where no public explorer shows the network. Overridable per network in the config.
+   */
+  explorerTxUrl: string | null;
   blockTimeMs: number;
   /** A public endpoint, only a default: production operators should point this at their own node or provider. */
   rpcUrl: string;
@@ -76,6 +81,7 @@ interface NetworkSpec {
   network?: string;
   chainId?: number;
   label: string;
+  explorerTxUrl: string | null;
   blockTimeMs?: number;
   rpcUrl: string;
   requiredConfirmations: number;
@@ -103,6 +109,7 @@ function chain(spec: ChainSpec): ChainDefaults {
       network: side.network ?? name,
       chainId: side.chainId ?? null,
       label: side.label,
+      explorerTxUrl: side.explorerTxUrl,
       blockTimeMs: side.blockTimeMs ?? spec.blockTimeMs,
       rpcUrl: side.rpcUrl,
       requiredConfirmations: side.requiredConfirmations,
@@ -130,6 +137,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       // EIP-7702: Pectra (Prague), 7 May 2025.
       chainId: 1,
       label: 'Ethereum mainnet',
+      explorerTxUrl: 'https://etherscan.io/tx/{txHash}',
       rpcUrl: 'https://ethereum-rpc.publicnode.com',
       requiredConfirmations: 12,
       tokens: {
@@ -144,6 +152,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       // EIP-7702: Pectra (Prague), 5 March 2025.
       chainId: 11_155_111,
       label: 'Ethereum Sepolia testnet',
+      explorerTxUrl: 'https://sepolia.etherscan.io/tx/{txHash}',
       rpcUrl: 'https://ethereum-sepolia-rpc.publicnode.com',
       requiredConfirmations: 3,
       tokens: {
@@ -162,6 +171,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       // EIP-7702: Bhilai hard fork, July 2025.
       chainId: 137,
       label: 'Polygon PoS mainnet',
+      explorerTxUrl: 'https://polygonscan.com/tx/{txHash}',
       rpcUrl: 'https://polygon-rpc.com',
       requiredConfirmations: 128,
       tokens: {
@@ -176,6 +186,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       // EIP-7702: Bhilai hard fork, on Amoy before mainnet.
       chainId: 80_002,
       label: 'Polygon Amoy testnet',
+      explorerTxUrl: 'https://amoy.polygonscan.com/tx/{txHash}',
       rpcUrl: 'https://rpc-amoy.polygon.technology',
       requiredConfirmations: 16,
       tokens: {
@@ -195,6 +206,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       // EIP-7702: Pascal hard fork, 20 March 2025.
       chainId: 56,
       label: 'BNB Smart Chain mainnet',
+      explorerTxUrl: 'https://bscscan.com/tx/{txHash}',
       // Not bsc-dataseed.bnbchain.org: BNB Chain's own dataseed endpoints disable eth_getLogs
       // ("method eth_getLogs does not exist/is not available"), which the indexer cannot do without.
       rpcUrl: 'https://bsc-rpc.publicnode.com',
@@ -211,6 +223,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       // EIP-7702: Pascal hard fork, 25 February 2025.
       chainId: 97,
       label: 'BNB Smart Chain testnet',
+      explorerTxUrl: 'https://testnet.bscscan.com/tx/{txHash}',
       rpcUrl: 'https://bsc-testnet-rpc.publicnode.com',
       requiredConfirmations: 5,
       // Neither Tether nor Circle publishes an official BSC testnet token: native BNB only.
@@ -226,6 +239,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       // EIP-7702: ArbOS 40 "Callisto", June 2025.
       chainId: 42_161,
       label: 'Arbitrum One mainnet',
+      explorerTxUrl: 'https://arbiscan.io/tx/{txHash}',
       rpcUrl: 'https://arb1.arbitrum.io/rpc',
       requiredConfirmations: 240,
       tokens: {
@@ -240,6 +254,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       // EIP-7702: ArbOS 40 "Callisto", on Sepolia before mainnet.
       chainId: 421_614,
       label: 'Arbitrum Sepolia testnet',
+      explorerTxUrl: 'https://sepolia.arbiscan.io/tx/{txHash}',
       rpcUrl: 'https://sepolia-rollup.arbitrum.io/rpc',
       requiredConfirmations: 40,
       tokens: {
@@ -257,6 +272,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       // EIP-7702: OP Stack Isthmus upgrade, 9 May 2025.
       chainId: 10,
       label: 'Optimism mainnet',
+      explorerTxUrl: 'https://optimistic.etherscan.io/tx/{txHash}',
       rpcUrl: 'https://mainnet.optimism.io',
       requiredConfirmations: 30,
       tokens: {
@@ -273,6 +289,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       // EIP-7702: OP Stack Isthmus upgrade, 17 April 2025.
       chainId: 11_155_420,
       label: 'Optimism Sepolia testnet',
+      explorerTxUrl: 'https://sepolia-optimism.etherscan.io/tx/{txHash}',
       rpcUrl: 'https://sepolia.optimism.io',
       requiredConfirmations: 10,
       tokens: {
@@ -290,6 +307,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       // EIP-7702: OP Stack Isthmus upgrade, 9 May 2025.
       chainId: 8_453,
       label: 'Base mainnet',
+      explorerTxUrl: 'https://basescan.org/tx/{txHash}',
       rpcUrl: 'https://mainnet.base.org',
       requiredConfirmations: 30,
       tokens: {
@@ -302,6 +320,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       // EIP-7702: OP Stack Isthmus upgrade, 17 April 2025.
       chainId: 84_532,
       label: 'Base Sepolia testnet',
+      explorerTxUrl: 'https://sepolia.basescan.org/tx/{txHash}',
       rpcUrl: 'https://sepolia.base.org',
       requiredConfirmations: 10,
       tokens: {
@@ -321,6 +340,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     mainnet: {
       chainId: 43_114,
       label: 'Avalanche C-Chain mainnet',
+      explorerTxUrl: 'https://snowtrace.io/tx/{txHash}',
       rpcUrl: 'https://api.avax.network/ext/bc/C/rpc',
       requiredConfirmations: 12,
       tokens: {
@@ -334,6 +354,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       network: 'FUJI',
       chainId: 43_113,
       label: 'Avalanche Fuji testnet',
+      explorerTxUrl: 'https://testnet.snowtrace.io/tx/{txHash}',
       rpcUrl: 'https://api.avax-test.network/ext/bc/C/rpc',
       requiredConfirmations: 3,
       tokens: {
@@ -349,6 +370,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     blockTimeMs: 600_000,
     mainnet: {
       label: 'Bitcoin mainnet',
+      explorerTxUrl: 'https://mempool.space/tx/{txHash}',
       // An Esplora-compatible REST API base.
       rpcUrl: 'https://mempool.space/api',
       requiredConfirmations: 3,
@@ -358,6 +380,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
       // testnet4 (BIP94) rather than signet: proof-of-work and reorgs like mainnet; addresses and keys are the same tb1/tpub/vpub.
       network: 'TESTNET4',
       label: 'Bitcoin testnet4',
+      explorerTxUrl: 'https://mempool.space/testnet4/tx/{txHash}',
       rpcUrl: 'https://mempool.space/testnet4/api',
       requiredConfirmations: 2,
       tokens: {},
@@ -370,6 +393,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     blockTimeMs: 3_000,
     mainnet: {
       label: 'Tron mainnet',
+      explorerTxUrl: 'https://tronscan.org/#/transaction/{txHash}',
       // java-tron's Ethereum-compatible JSON-RPC, which the indexer reads (docs/indexers.md)
       rpcUrl: 'https://api.trongrid.io/jsonrpc',
       requiredConfirmations: 19,
@@ -381,6 +405,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     testnet: {
       network: 'NILE',
       label: 'Tron Nile testnet',
+      explorerTxUrl: 'https://nile.tronscan.org/#/transaction/{txHash}',
       rpcUrl: 'https://nile.trongrid.io/jsonrpc',
       requiredConfirmations: 19,
       // Tether publishes no Nile token; community "USDT" test contracts vary, so native TRX only.
@@ -395,6 +420,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     blockTimeMs: 400,
     mainnet: {
       label: 'Solana mainnet',
+      explorerTxUrl: 'https://explorer.solana.com/tx/{txHash}',
       rpcUrl: 'https://api.mainnet-beta.solana.com',
       requiredConfirmations: 32,
       tokens: {
@@ -405,6 +431,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     testnet: {
       network: 'DEVNET',
       label: 'Solana devnet',
+      explorerTxUrl: 'https://explorer.solana.com/tx/{txHash}?cluster=devnet',
       rpcUrl: 'https://api.devnet.solana.com',
       requiredConfirmations: 32,
       tokens: {
@@ -421,6 +448,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     blockTimeMs: 400,
     mainnet: {
       label: 'TON mainnet',
+      explorerTxUrl: 'https://tonviewer.com/transaction/{txHash}',
       // toncenter's base URL: the indexer reads its API v3 (/api/v3/…; docs/indexers.md).
       rpcUrl: 'https://toncenter.com',
       requiredConfirmations: 5,
@@ -432,6 +460,7 @@ export const CHAIN_DEFAULTS: Readonly<Record<ChainSlug, ChainDefaults>> = {
     testnet: {
       network: 'TESTNET',
       label: 'TON testnet',
+      explorerTxUrl: 'https://testnet.tonviewer.com/transaction/{txHash}',
       blockTimeMs: 450,
       rpcUrl: 'https://testnet.toncenter.com',
       requiredConfirmations: 5,

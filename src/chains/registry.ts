@@ -163,6 +163,8 @@ function resolveNetwork(
     // A DEVNET is a local chain: its own id (Hardhat's 31337 unless set), never the public testnet's.
     chainId: devnet ? (override.chainId ?? 31_337) : defaults.chainId,
     label: override.label ?? (override.network && override.network !== defaults.network ? `${chain.name} ${override.network.toLowerCase()}` : defaults.label),
+    // Another network than the default (a DEVNET, bitcoin's SIGNET or REGTEST) is not the default's explorer's.
+    explorerTxUrl: override.explorerTxUrl !== undefined ? override.explorerTxUrl : override.network && override.network !== defaults.network ? null : defaults.explorerTxUrl,
     blockTimeMs: override.blockTimeMs ?? defaults.blockTimeMs,
     rpcUrl: override.rpcUrl ?? defaults.rpcUrl,
     requiredConfirmations,
@@ -226,6 +228,11 @@ export function getNetwork(registry: ResolvedRegistry, slug: string, testnet: bo
   if (!isChainSlug(slug)) throw new UsageError(`unknown chain slug ${JSON.stringify(slug)} (known: ${CHAIN_SLUGS.join(', ')})`);
   const chain = registry.chains[slug];
   return testnet ? chain.testnet : chain.mainnet;
+}
+
+/** The explorer's page of a transaction on the network, or null when it names no explorer. */
+export function explorerTxUrl(network: Pick<ResolvedNetwork, 'explorerTxUrl'>, txHash: string): string | null {
+  return network.explorerTxUrl ? network.explorerTxUrl.replace('{txHash}', encodeURIComponent(txHash)) : null;
 }
 
 /** The token of that symbol on the network (case-insensitive), or undefined when the network does not carry it. */

@@ -92,7 +92,7 @@ describe('the dashboard in Chromium', { skip: skipWithoutChromium() }, () => {
       await axeBothWidths(browser, 'second factor', checked);
       await page.fill('#code', totpAt(secret, Date.now() + 30_000));
       await submit(page, 'Continue');
-      assert.match(page.url(), /\/dashboard\/points$/);
+      assert.match(page.url(), /\/dashboard\/overview$/, 'signed in: the overview');
 
       // A passkey on Chromium's virtual authenticator, then a passkey-only sign-in.
       const cdp = await browser.context.newCDPSession(page);
@@ -104,15 +104,16 @@ describe('the dashboard in Chromium', { skip: skipWithoutChromium() }, () => {
       assert.match(await page.locator('main').textContent() ?? '', /Passkeys: 1/);
       await axeBothWidths(browser, 'account', checked);
       await submit(page, 'Sign out');
-      await Promise.all([page.waitForURL(/\/dashboard\/points$/), page.getByRole('button', { name: 'Sign in with a passkey' }).click()]);
+      await Promise.all([page.waitForURL(/\/dashboard\/overview$/), page.getByRole('button', { name: 'Sign in with a passkey' }).click()]);
       // The passkey as the second factor after the password, too.
       await submit(page, 'Sign out');
       await page.fill('#email', 'owner@shop.example');
       await page.fill('#password', PASSWORD);
       await submit(page, 'Sign in');
-      await Promise.all([page.waitForURL(/\/dashboard\/points$/), page.getByRole('button', { name: 'Use a passkey' }).click()]);
+      await Promise.all([page.waitForURL(/\/dashboard\/overview$/), page.getByRole('button', { name: 'Use a passkey' }).click()]);
 
       // A point with a webhook URL; its secret shown once.
+      await page.goto(`${base}/dashboard/points`);
       await axeBothWidths(browser, 'points', checked);
       await page.fill('#name', 'Corner Shop');
       await page.fill('#webhookUrl', receiver.url);

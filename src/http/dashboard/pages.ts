@@ -36,6 +36,7 @@ export function page(l: Layout, body: Html): Html {
 <header class="top">
 <span class="brand">chaingate</span>
 ${full ? html`<nav aria-label="Main"><ul>
+<li><a href="/dashboard/overview">Overview</a></li>
 <li><a href="/dashboard/points">Points</a></li>
 <li><a href="/dashboard/invoices">Invoices</a></li>
 ${isAdmin(p.grants) ? html`<li><a href="/dashboard/users">Users</a></li>` : ''}
@@ -113,7 +114,7 @@ export function recoveryCodesPage(l: Layout, codes: string[]): Html {
 <section class="card"><h2>Recovery codes</h2>
 <p>Each works once instead of a TOTP code. They are shown only now: keep them somewhere safe.</p>
 <ul class="codes" id="recovery-codes">${codes.map((c) => html`<li>${c}</li>`)}</ul>
-<p><a href="/dashboard/points">Continue to the dashboard</a></p></section>`);
+<p><a href="/dashboard/overview">Continue to the dashboard</a></p></section>`);
 }
 
 function chainsFieldset(offered: { slug: string; name: string; coins: string[] }[], point: Omit<DashboardPoint, 'role'> | null, disabled: boolean): Html {

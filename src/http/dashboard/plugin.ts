@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { DaemonDeps } from '../../app/deps.ts';
 import { invoiceListRoutes } from './invoice-list-routes.ts';
+import { invoiceDetailRoutes } from './invoice-detail-routes.ts';
 import { installDashboard, type DashboardOptions } from './kit.ts';
 import { pointRoutes } from './point-routes.ts';
 import { reportRoutes } from './report-routes.ts';
@@ -22,5 +23,6 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DaemonDeps, op
   reportRoutes(kit);
   webhookRoutes(kit);
   invoiceListRoutes(kit);
+  invoiceDetailRoutes(kit);
   kit.routes.finish();
 }

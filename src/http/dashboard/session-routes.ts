@@ -14,7 +14,7 @@ export function sessionRoutes(kit: DashboardKit): void {
 
   routes.add('GET', '/', async (req, reply) => {
     const p = await sessionOf(common, kit.sessionToken(req));
-    return redirect(reply, !p ? '/dashboard/sign-in' : p.stage === 'full' ? '/dashboard/points' : '/dashboard/second-factor');
+    return redirect(reply, !p ? '/dashboard/sign-in' : p.stage === 'full' ? '/dashboard/overview' : '/dashboard/second-factor');
   });
 
   // Signing in
@@ -40,7 +40,7 @@ export function sessionRoutes(kit: DashboardKit): void {
 
   routes.add('GET', '/second-factor', async (req, reply) => {
     const p = await principalOf(req, 'mfa');
-    if (p.stage === 'full') return redirect(reply, '/dashboard/points');
+    if (p.stage === 'full') return redirect(reply, '/dashboard/overview');
     if (!p.hasTotp && p.passkeys === 0) return redirect(reply, '/dashboard/enrol');
     return sendPage(reply, 200, pages.secondFactorPage(layout('Second factor', p, p.csrfToken), null));
   });
@@ -50,7 +50,7 @@ export function sessionRoutes(kit: DashboardKit): void {
     try {
       const { token } = await verifySecondFactor(common, p, field(bodyOf(req), 'code'), client(req));
       kit.startBrowserSession(req, reply, token);
-      return redirect(reply, '/dashboard/points');
+      return redirect(reply, '/dashboard/overview');
     } catch (err) {
       if (isJson(req) || !(err instanceof DashboardError && err.code === 'SECOND_FACTOR_REQUIRED') && !(err instanceof GatewayError && err.code === 'RATE_LIMITED')) throw err;
       if (err instanceof GatewayError && err.headers) reply.headers(err.headers);
@@ -67,7 +67,7 @@ export function sessionRoutes(kit: DashboardKit): void {
     const existing = await kit.passkeyCsrf(req);
     const { token } = await signInWithPasskey(common, kit.rp(req), bodyOf(req).response, client(req), existing?.sessionId ?? null);
     kit.startBrowserSession(req, reply, token);
-    return reply.send({ redirect: '/dashboard/points' });
+    return reply.send({ redirect: '/dashboard/overview' });
   });
 
   routes.add('POST', '/api/sign-out', async (req, reply) => {
