@@ -67,7 +67,7 @@ function stateOf(row: MoneyPlanRow, now: Date): MoneyState {
   return row.kind === 'sweep' && s === 'CONFIRMED' ? 'FINAL' : s;
 }
 
-function viewOf(principal: DashboardPrincipal, row: MoneyPlanRow, role: Role, now: Date): MoneyPlanView {
+function viewOf(row: MoneyPlanRow, role: Role, now: Date): MoneyPlanView {
   return { ...row, state: stateOf(row, now), canAct: can(role, 'money') };
 }
 
@@ -141,7 +141,7 @@ export async function moneyPlanFor(common: Common, principal: DashboardPrincipal
   const fileName = `${plan.kind}-plan-${plan.id.slice(0, 16)}.json`;
   const signedName = `${plan.kind}-signed-${plan.id.slice(0, 16)}.json`;
   return {
-    ...viewOf(principal, row, role, now),
+    ...viewOf(row, role, now),
     plan,
     summary: describePlan(plan, native.decimals, native.symbol),
     fileName,
@@ -201,7 +201,7 @@ export async function sweepsPageFor(common: Common, principal: DashboardPrincipa
   const plans: MoneyPlanView[] = [];
   for (const row of rows) {
     const role = roleOver(principal, row);
-    if (role) plans.push(viewOf(principal, row, role, now));
+    if (role) plans.push(viewOf(row, role, now));
   }
   return { plans, canSweep: all !== null && can(all, 'money'), chains: sweepChains(common) };
 }

@@ -37,6 +37,7 @@ export function page(l: Layout, body: Html): Html {
 <span class="brand">chaingate</span>
 ${full ? html`<nav aria-label="Main"><ul>
 <li><a href="/dashboard/points">Points</a></li>
+<li><a href="/dashboard/sweeps">Refunds and sweeps</a></li>
 ${isAdmin(p.grants) ? html`<li><a href="/dashboard/users">Users</a></li>` : ''}
 ${p.grants.some((g) => g.role === 'owner') ? html`<li><a href="/dashboard/audit">Audit log</a></li>` : ''}
 <li><a href="/dashboard/account">Account</a></li>

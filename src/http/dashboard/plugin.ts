@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { DaemonDeps } from '../../app/deps.ts';
 import { installDashboard, type DashboardOptions } from './kit.ts';
+import { moneyRoutes } from './money-routes.ts';
 import { pointRoutes } from './point-routes.ts';
 import { sessionRoutes } from './session-routes.ts';
 import { userRoutes } from './user-routes.ts';
@@ -16,5 +17,6 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DaemonDeps, op
   sessionRoutes(kit);
   pointRoutes(kit);
   userRoutes(kit);
+  moneyRoutes(kit);
   kit.routes.finish();
 }

@@ -111,3 +111,6 @@ document.addEventListener('click', (event) => {
 });
 
 for (const el of document.querySelectorAll('[data-needs-js]')) el.hidden = !window.PublicKeyCredential;
+
+// Refunds and sweeps: a plan whose transactions are on their way reloads its page to show serve's follow-up.
+if (document.querySelector('[data-reload-while="pending"]')) setTimeout(() => window.location.reload(), 3000);
