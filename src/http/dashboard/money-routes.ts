@@ -82,7 +82,10 @@ export function moneyRoutes(kit: DashboardKit): void {
     const id = idOf(req);
     // A browser's form sends the file as a multipart part; a script may send the signed file itself as the JSON body.
     const text = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : field(bodyOf(req), 'signed');
-    const result = await orPage(req, () => broadcastFromDashboard(common, p, id, text, client(req)), (message) => planPage(reply, p, id, 400, { text: `Refused, nothing sent: ${message.replace(/^Refused, nothing sent: /i, '')}`, ok: false }));
+    const result = await orPage(req, () => broadcastFromDashboard(common, p, id, text, client(req)), (message) => {
+      const why = message.replace(/^Refused, nothing sent: /i, '');
+      return planPage(reply, p, id, 400, { text: `Refused, nothing sent: ${why.charAt(0).toLowerCase()}${why.slice(1)}`, ok: false });
+    });
     if (!('planId' in result)) return result;
     if (isJson(req)) return reply.send(result);
     return redirect(reply, `/dashboard/plans/${id}?sent=1`);
