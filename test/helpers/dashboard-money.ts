@@ -40,7 +40,9 @@ export async function startMoneyWorld(t: { after(fn: () => Promise<void> | void)
   const seedFile = join(dir, 'seed.txt');
   writeFileSync(seedFile, `${PHRASE}\n`, { mode: 0o600 });
   const proc = w.startIndexer();
-  await waitFor('indexer start', async () => proc.output().includes('indexer started'), 20_000);
+  await waitFor('indexer start', async () => proc.output().includes('indexer started'), 60_000).catch((err: unknown) => {
+    throw new Error(`${String(err)}\n${proc.output().slice(-2000)}`);
+  });
   const mining = setInterval(() => void w.node.mine(1).catch(() => {}), 250);
   t.after(() => clearInterval(mining));
   const payment = (id: string) => w.d.common.db.em().findOneOrFail(Payment, { id }, { refresh: true });
