@@ -82,6 +82,8 @@ export const configSchema = z.strictObject({
     idleTimeoutMinutes: z.int().min(1).max(24 * 60),
     /** …and this many hours after sign-in, whatever its activity. */
     absoluteTimeoutHours: z.int().min(1).max(24 * 30),
+    /** How often `serve` follows refund and sweep broadcasts that began and have not ended. */
+    followBroadcastsCron: cron,
   }),
   /** Prometheus metrics on their own listener (docs/operations.md#metrics-and-health), not the public one. */
   metrics: z.strictObject({

@@ -21,6 +21,7 @@ import { openApiDocument } from '../http/openapi.ts';
 import { createDaemonMetrics, type DaemonMetrics } from '../metrics/registry.ts';
 import { startMetricsServer, type MetricsServer } from '../metrics/server.ts';
 import { scheduleJob, type Job } from './schedule.ts';
+import { followBroadcasts } from '../sweep/broadcast-sweep.ts';
 import { createWebhookSender, type WebhookSender } from '../webhooks/sender.ts';
 import { purgeOldWebhooks } from '../webhooks/retention.ts';
 
@@ -216,7 +217,7 @@ function scheduleJobs(common: Common): Job[] {
  * runs or, when a step fails (a port taken), what was started is closed again before the error is
  * thrown; the caller closes `common`.
  */
-export async function startDaemon(common: Common, options: { schedule?: boolean; webhooks?: boolean } = {}): Promise<Daemon> {
+export async function startDaemon(common: Common, options: { schedule?: boolean; webhooks?: boolean; followBroadcasts?: boolean } = {}): Promise<Daemon> {
   const deps = createDeps(common);
   const { config, log, db } = common;
   // Another process's write lock is waited for between attempts, never by sleeping on the event loop.
@@ -237,6 +238,8 @@ export async function startDaemon(common: Common, options: { schedule?: boolean;
     const dashboardUrl = dashboard ? await listenDashboard(dashboard, config) : null;
     await warnAtStart(deps);
     const jobs = options.schedule !== false ? scheduleJobs(common) : [];
+    // Refund and sweep broadcasts begun (from the dashboard or the CLI) are followed to finality here.
+    if (options.followBroadcasts ?? options.schedule !== false) jobs.push(scheduleJob('follow-broadcasts', config.dashboard.followBroadcastsCron, log, () => followBroadcasts(common)));
     opened.push(...jobs.map((j) => () => j.stop()));
     // Webhook deliveries (docs/webhooks.md); `chaingate webhooks work` can run more senders elsewhere.
     const webhooks = (options.webhooks ?? options.schedule !== false)

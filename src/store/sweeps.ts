@@ -202,6 +202,21 @@ const txOf = (t: RawTx): SweepTxRow => ({
   finalAt: nullableDate(t.final_at),
 });
 
+/**
+ * Plans whose broadcast began (a transaction was sent at least once) and has not ended: some
+ * transaction not yet final, none failed. `serve` follows these (a failed one waits for a person).
+ */
+export async function plansToFollow(r: Reader): Promise<string[]> {
+  const rows = await r.all<{ plan_id: string }>(
+    `select distinct t.plan_id from sweep_tx t
+      where t.status in ('SIGNED', 'SENT')
+        and not exists (select 1 from sweep_tx f where f.plan_id = t.plan_id and f.status = 'FAILED')
+        and exists (select 1 from sweep_tx a where a.plan_id = t.plan_id and (a.attempts > 0 or a.status in ('SENT', 'FINAL')))
+      order by t.plan_id`,
+  );
+  return rows.map((r) => r.plan_id);
+}
+
 /** The recorded transactions of plans, by plan and key. */
 async function txsOfPlans(r: Reader, planIds: string[]): Promise<SweepTxRow[]> {
   if (planIds.length === 0) return [];

@@ -7,12 +7,12 @@ import { findPayment } from '../store/records.ts';
 import { receivedTotal, refundedTotals, refundsOfPayment } from '../store/refunds.ts';
 import type { Executor } from '../store/executor.ts';
 import { formatUnits } from '../domain/money.ts';
-import { findPlan, recordSignedTxs, txsOfPlan, type SignedTxRecord } from '../store/sweeps.ts';
+import { findPlan, plansToFollow, recordSignedTxs, txsOfPlan, type SignedTxRecord } from '../store/sweeps.ts';
 import { UsageError } from '../domain/errors.ts';
 import type { SweepTxStatus } from '../domain/sweep-lifecycle.ts';
 import type { DecodedSignedTx, FamilySweepSender, SignedSweep, SweepPlan } from '../families/sweep.ts';
 import { verifySigned } from './check-decoded.ts';
-import { checkPlan, readPlanFile, readSignedFile } from './plan-file.ts';
+import { checkPlan, parseSignedText, readPlanFile, readSignedFile } from './plan-file.ts';
 import { sweepNetwork } from './plan-sweep.ts';
 
 // `chaingate sweep broadcast` (docs/sweeps.md#broadcast): the signed file is read by the family's
@@ -26,7 +26,14 @@ import { sweepNetwork } from './plan-sweep.ts';
 export interface BroadcastInput {
   /** Which command runs: a refund plan is broadcast by `refund broadcast`, which checks its amount again. */
   kind?: 'sweep' | 'refund';
+  /** The signed file's path, or its name in what is said when `signedText` holds it. */
   signed: string;
+  /** The signed file's content (the dashboard's upload) instead of reading `signed`. */
+  signedText?: string;
+  /** Only this plan's signed file is accepted (the dashboard's page of one plan). */
+  planId?: string;
+  /** Runs inside the write that records the signed transactions (the dashboard's audit row). */
+  inWrite?: (x: Executor, plan: SweepPlan) => Promise<void>;
   plan?: string;
   wait: boolean;
   /** How long --wait follows the transactions before it gives up (and says how to resume). */
@@ -61,7 +68,10 @@ function movesOf(plan: SweepPlan, tx: DecodedSignedTx): Record<string, string> {
 
 /** The signed file, checked against the plan the database recorded (and the plan file, when given). */
 async function loadSigned(common: Common, input: BroadcastInput): Promise<{ signed: SignedSweep; plan: SweepPlan }> {
-  const signed = readSignedFile(input.signed);
+  const signed = input.signedText !== undefined ? parseSignedText(input.signedText, input.signed) : readSignedFile(input.signed);
+  if (input.planId !== undefined && signed.planId !== input.planId) {
+    throw new UsageError(`${input.signed} was signed for plan ${signed.planId.slice(0, 16)}…, not this plan ${input.planId.slice(0, 16)}…`);
+  }
   const record = await findPlan(poolReader(common.db), signed.planId);
   if (!record) {
     throw new UsageError(`${input.signed} is for plan ${signed.planId.slice(0, 16)}…, which this database never made: broadcast it where \`sweep plan\` ran, or make a new plan`);
@@ -109,6 +119,7 @@ export async function broadcastSweep(common: Common, input: BroadcastInput, prog
     if (conflict) {
       return `${conflict.txKey} of this plan was recorded as ${conflict.recorded}, but ${input.signed} holds ${conflict.given}: the plan was signed twice; broadcast the first signed file, or make a new plan`;
     }
+    await input.inWrite?.(x, plan);
     return null;
   });
   if (refused !== null) throw new UsageError(`refused, nothing sent: ${refused}`);
@@ -214,4 +225,27 @@ async function onePass(common: Common, plan: SweepPlan, sender: FamilySweepSende
       progress(`${tx.id} ${row.txid}: refused by the node: ${answer.error}`);
     }
   }
+}
+
+/**
+ * `serve`'s follow-up of broadcasts (docs/dashboard.md#following-a-broadcast): the same one pass
+ * `broadcast --wait` repeats, once over every plan whose broadcast began and has not ended. A pass
+ * sends what the chain lacks (a transaction waiting for an earlier one) and records what it says,
+ * through the sweep lifecycle's conditional writes, so a CLI following the same plan meanwhile is
+ * harmless: both read the chain, and a status moves once.
+ */
+export async function followBroadcasts(common: Common): Promise<number> {
+  const ids = await plansToFollow(poolReader(common.db));
+  for (const id of ids) {
+    try {
+      const record = await findPlan(poolReader(common.db), id);
+      if (!record) continue;
+      const plan = checkPlan(JSON.parse(record.body), `the recorded plan ${id.slice(0, 16)}…`);
+      const { network, family } = sweepNetwork(common, plan.chain, plan.testnet);
+      await onePass(common, plan, await family.sweep.sender(), network, () => {});
+    } catch (err) {
+      common.log.warn({ err, planId: id }, 'following a broadcast failed; tried again at the next tick');
+    }
+  }
+  return ids.length;
 }

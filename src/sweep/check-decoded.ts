@@ -144,7 +144,15 @@ export function verifySigned(plan: SweepPlan, signed: SignedSweep, verifier: Fam
   const decoded: DecodedSweepTx[] = [];
   for (const tx of plan.transactions) {
     const s = signed.transactions.find((x) => x.id === tx.id)!;
-    const read = verifier.decodeSigned(plan, tx, s.raw);
+    let read: DecodedSignedTx;
+    try {
+      read = verifier.decodeSigned(plan, tx, s.raw);
+    } catch (err) {
+      // A family's decoder throws its library's error on bytes that are no transaction: a refusal, not a fault.
+      if (err instanceof UsageError) throw err;
+      const why = (err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 200);
+      throw new UsageError(`refused, nothing sent: ${file}: ${tx.id}'s raw transaction cannot be read (${why})`);
+    }
     if (read.txid !== s.txid) throw new UsageError(`refused, nothing sent: ${file}: ${tx.id}'s raw transaction hashes to ${read.txid}, not the txid ${s.txid} the file names`);
     const meant = verifier.decodeUnsigned(plan, tx);
     const differs = differences(meant, read);

@@ -121,7 +121,21 @@ export function readPlanFile(path: string): SweepPlan {
 }
 
 export function readSignedFile(path: string): SignedSweep {
-  const raw = readJson(path, 'signed sweep');
+  return checkSigned(readJson(path, 'signed sweep'), path);
+}
+
+/** A signed file given as text (the dashboard's upload), named `name` in what it says. */
+export function parseSignedText(text: string, name: string): SignedSweep {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw new UsageError(`${name} is not JSON: not a signed sweep written by \`chaingate sweep sign\``);
+  }
+  return checkSigned(raw, name);
+}
+
+function checkSigned(raw: unknown, path: string): SignedSweep {
   if (raw && typeof raw === 'object' && (raw as { format?: unknown }).format === 'chaingate-sweep-plan/1') {
     throw new UsageError(`${path} is an unsigned plan: sign it first with \`chaingate sweep sign\` on the offline machine`);
   }

@@ -4,6 +4,7 @@ import { reservedDeposits } from '../store/plan-reservations.ts';
 import { poolReader } from '../store/raw-sql.ts';
 import { findPayment, type StoredPayment } from '../store/records.ts';
 import { recordPlan } from '../store/sweeps.ts';
+import type { Executor } from '../store/executor.ts';
 import { UsageError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import { isLivePayment } from '../domain/lifecycle.ts';
@@ -24,7 +25,10 @@ export interface PlanRefundInput {
   /** `deposit` (the default) or a merchant wallet address. */
   fromAddress?: string;
   feePayer: string | null;
-  out: string;
+  /** Where to write plan.json; null: only recorded (the dashboard serves it from the record). */
+  out: string | null;
+  /** Runs inside the write that records the plan (the dashboard's audit row). */
+  inWrite?: (x: Executor, plan: SweepPlan, refundId: string) => Promise<void>;
 }
 
 export interface PlanRefundResult {
@@ -55,6 +59,17 @@ function refundAmount(payment: StoredPayment, received: bigint, committed: bigin
     }
     return amount;
   }
+  const over = overPayment(payment, received, committed);
+  if (over <= 0n) {
+    throw new UsageError(
+      `payment ${payment.id} has no over-payment to refund (received ${fmt(received)}, expected ${payment.expectedAmount} ${payment.cryptoCurrency}${committed > 0n ? `, refunds already cover ${fmt(committed)}` : ''}): give --amount to refund part or all of ${fmt(left)}`,
+    );
+  }
+  return over;
+}
+
+/** What `refund plan` refunds when no amount is given: what the payment received beyond what the merchant keeps, less refunds committed. */
+function overPayment(payment: StoredPayment, received: bigint, committed: bigint): bigint {
   // The merchant keeps the expected amount of a completed payment; of any other, nothing.
   let kept = 0n;
   if (payment.status === 'COMPLETED') {
@@ -64,13 +79,31 @@ function refundAmount(payment: StoredPayment, received: bigint, committed: bigin
       throw new UsageError(`payment ${payment.id} was priced verbatim (expected ${payment.expectedAmount} is not a ${payment.cryptoCurrency} amount): give --amount`);
     }
   }
-  const over = received - kept - committed;
-  if (over <= 0n) {
-    throw new UsageError(
-      `payment ${payment.id} has no over-payment to refund (received ${fmt(received)}, expected ${payment.expectedAmount} ${payment.cryptoCurrency}${committed > 0n ? `, refunds already cover ${fmt(committed)}` : ''}): give --amount to refund part or all of ${fmt(left)}`,
-    );
+  return received - kept - committed;
+}
+
+export interface RefundOffer {
+  /** Atomic units of the payment's coin. */
+  received: bigint;
+  committed: bigint;
+  /** What a refund without an amount would cover (0: none; null: the payment was priced verbatim). */
+  overPayment: bigint | null;
+  /** The most a refund may cover now. */
+  left: bigint;
+}
+
+/** What a refund of this payment may cover now, by the same rules `planRefund` applies (the dashboard's form shows it). */
+export async function refundOffer(common: Common, payment: StoredPayment, now = new Date()): Promise<RefundOffer> {
+  const reader = poolReader(common.db);
+  const received = await receivedTotal(reader, payment);
+  const { committed } = refundedTotals(await refundsOfPayment(reader, payment.id, now));
+  let over: bigint | null;
+  try {
+    over = overPayment(payment, received, committed);
+  } catch {
+    over = null;
   }
-  return over;
+  return { received, committed, overPayment: over === null ? null : over > 0n ? over : 0n, left: received - committed };
 }
 
 export async function planRefund(common: Common, input: PlanRefundInput, now = new Date()): Promise<PlanRefundResult> {
@@ -126,8 +159,9 @@ export async function planRefund(common: Common, input: PlanRefundInput, now = n
       feeFromPayment: feeFromPayment(plan, ask, candidate).toString(),
       createdAt: now,
     });
+    await input.inWrite?.(x, plan, refundId);
   });
-  writePlanFile(input.out, plan);
+  if (input.out !== null) writePlanFile(input.out, plan);
   return { plan, refundId, received, alreadyRefunded: committed };
 }
 

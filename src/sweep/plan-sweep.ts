@@ -7,6 +7,7 @@ import { isDecimalString, parseUnits } from '../domain/money.ts';
 import { FAMILIES, resolveChains, validateAddress } from '../families/families.ts';
 import type { ChainFamilyAdapter } from '../families/family.ts';
 import type { SweepPlan } from '../families/sweep.ts';
+import type { Executor } from '../store/executor.ts';
 import { planId, writePlanFile } from './plan-file.ts';
 
 // `chaingate sweep plan` (docs/sweeps.md): the ledger says which deposits may be emptied, the
@@ -22,7 +23,10 @@ export interface PlanSweepInput {
   min: string[];
   accountKeys: string[];
   masterFingerprint: string | null;
-  out: string;
+  /** Where to write plan.json; null: only recorded (the dashboard serves it from the record). */
+  out: string | null;
+  /** Runs inside the write that records the plan (the dashboard's audit row). */
+  inWrite?: (x: Executor, plan: SweepPlan) => Promise<void>;
 }
 
 export type PlanSweepResult = { written: true; plan: SweepPlan } | { written: false; plan: SweepPlan; reason: string };
@@ -110,7 +114,10 @@ export async function planSweep(common: Common, input: PlanSweepInput, now = new
     return { written: false, plan, reason };
   }
   // Recorded first: a plan file the database does not know could never be broadcast.
-  await common.db.write((x) => recordPlan(x, planRecord(plan, now), now));
-  writePlanFile(input.out, plan);
+  await common.db.write(async (x) => {
+    await recordPlan(x, planRecord(plan, now), now);
+    await input.inWrite?.(x, plan);
+  });
+  if (input.out !== null) writePlanFile(input.out, plan);
   return { written: true, plan };
 }

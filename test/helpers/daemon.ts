@@ -69,6 +69,8 @@ export async function startTestDaemon(
   t: { after(fn: () => Promise<void> | void): void },
   dialect: DialectName,
   overrides: Record<string, unknown> = {},
+  /** followBroadcasts: serve's follow-up of refund and sweep broadcasts (off, like the other scheduled jobs, unless asked). */
+  options: { followBroadcasts?: boolean } = {},
 ): Promise<TestDaemon> {
   const tdb = await createTestDatabase(dialect, { migrated: dialect === 'postgresql' });
   const common = await openCommon({
@@ -78,7 +80,7 @@ export async function startTestDaemon(
   });
   const { migrate } = await import('../../src/store/migrate.ts');
   await migrate(common.db);
-  const daemon = await startDaemon(common, { schedule: false });
+  const daemon = await startDaemon(common, { schedule: false, followBroadcasts: options.followBroadcasts ?? false });
   t.after(async () => {
     await daemon.stop();
     await tdb.drop();

@@ -52,6 +52,8 @@ export async function startEvmWorld(
     rpcUrl?: (nodeUrl: string) => Promise<string>;
     indexer?: Record<string, unknown>;
     daemon?: Record<string, unknown>;
+    /** serve follows refund and sweep broadcasts (docs/dashboard.md). */
+    followBroadcasts?: boolean;
   },
 ): Promise<EvmWorld> {
   let chain = options.chain;
@@ -76,7 +78,7 @@ export async function startEvmWorld(
     },
   };
   const indexer = { minPollMs: 200, maxBlocksPerRange: 20, leaseSeconds: 5, rpcTimeoutMs: 2000, ...options.indexer };
-  const d = await startTestDaemon(t, options.dialect, { chains, indexer, ...options.daemon });
+  const d = await startTestDaemon(t, options.dialect, { chains, indexer, ...options.daemon }, { followBroadcasts: options.followBroadcasts ?? false });
   const env: Record<string, string> = {
     CHAINGATE_DATABASE_URL: d.common.config.database.url,
     CHAINGATE_MASTER_KEY: 't'.repeat(64),

@@ -15,6 +15,8 @@ import { dashboardAssets } from './assets.ts';
 import { htmlText, type Html } from './html.ts';
 import * as pages from './pages.ts';
 import { utf8Text } from '../validation.ts';
+import { boundaryOf, parseMultipart } from './upload.ts';
+import { SIGNED_UPLOAD_LIMIT } from '../../app/dashboard-money.ts';
 
 // What every dashboard route module shares (docs/dashboard.md): the headers, the Origin check and
 // error pages installed once, the session read through the one authenticate use case, the CSRF
@@ -159,6 +161,15 @@ export function installDashboard(app: FastifyInstance, deps: DaemonDeps, options
       out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
     }
     done(null, out);
+  });
+
+  // The signed-file upload (money-routes.ts): a browser's multipart form, size-limited here.
+  app.addContentTypeParser('multipart/form-data', { parseAs: 'buffer', bodyLimit: SIGNED_UPLOAD_LIMIT + 64 * 1024 }, (req, body, done) => {
+    try {
+      done(null, parseMultipart(body as Buffer, boundaryOf(req.headers['content-type'] ?? '')));
+    } catch (err) {
+      done(err as Error, undefined);
+    }
   });
 
   app.addHook('onSend', async (_req, reply, payload) => {

@@ -39,6 +39,7 @@ ${full ? html`<nav aria-label="Main"><ul>
 <li><a href="/dashboard/overview">Overview</a></li>
 <li><a href="/dashboard/points">Points</a></li>
 <li><a href="/dashboard/invoices">Invoices</a></li>
+<li><a href="/dashboard/sweeps">Refunds and sweeps</a></li>
 ${isAdmin(p.grants) ? html`<li><a href="/dashboard/users">Users</a></li>` : ''}
 ${p.grants.some((g) => g.role === 'owner') ? html`<li><a href="/dashboard/audit">Audit log</a></li>` : ''}
 ${p.grants.some((g) => can(g.role, 'export')) ? html`<li><a href="/dashboard/reports">Reports</a></li>` : ''}

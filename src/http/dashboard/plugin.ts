@@ -3,6 +3,7 @@ import type { DaemonDeps } from '../../app/deps.ts';
 import { invoiceListRoutes } from './invoice-list-routes.ts';
 import { invoiceDetailRoutes } from './invoice-detail-routes.ts';
 import { installDashboard, type DashboardOptions } from './kit.ts';
+import { moneyRoutes } from './money-routes.ts';
 import { pointRoutes } from './point-routes.ts';
 import { reportRoutes } from './report-routes.ts';
 import { sessionRoutes } from './session-routes.ts';
@@ -24,5 +25,6 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DaemonDeps, op
   webhookRoutes(kit);
   invoiceListRoutes(kit);
   invoiceDetailRoutes(kit);
+  moneyRoutes(kit);
   kit.routes.finish();
 }

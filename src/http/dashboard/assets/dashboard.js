@@ -180,3 +180,5 @@ function followInvoices(table) {
 
 const invoiceTable = document.getElementById('invoice-table');
 if (invoiceTable?.dataset.live) followInvoices(invoiceTable);
+// Refunds and sweeps: a plan whose transactions are on their way reloads its page to show serve's follow-up.
+if (document.querySelector('[data-reload-while="pending"]')) setTimeout(() => window.location.reload(), 3000);
