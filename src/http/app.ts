@@ -123,7 +123,10 @@ class DrainingServer extends http.Server {
   }
 
   override closeIdleConnections(): void {
-    if (!this.draining) return super.closeIdleConnections();
+    if (!this.draining) {
+      super.closeIdleConnections();
+      return;
+    }
     for (const socket of this.sockets) if (!this.busy(socket)) this.linger(socket);
   }
 
