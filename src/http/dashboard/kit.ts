@@ -15,7 +15,7 @@ import { dashboardAssets } from './assets.ts';
 import { htmlText, type Html } from './html.ts';
 import * as pages from './pages.ts';
 import { utf8Text } from '../validation.ts';
-import { boundaryOf, parseMultipart } from './upload.ts';
+import { boundaryOf, parseMultipart, type Body } from './upload.ts';
 import { SIGNED_UPLOAD_LIMIT } from '../../app/dashboard-money.ts';
 
 // What every dashboard route module shares (docs/dashboard.md): the headers, the Origin check and
@@ -36,7 +36,7 @@ export const DASHBOARD_CSP = [
 const SESSION = 'cg_session';
 const PRE = 'cg_pre';
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-export type Body = Record<string, string | string[]>;
+export type { Body } from './upload.ts';
 
 export function cookies(req: FastifyRequest): Map<string, string> {
   const out = new Map<string, string>();

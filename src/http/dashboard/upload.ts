@@ -1,5 +1,4 @@
 import { GatewayError } from '../../domain/errors.ts';
-import type { Body } from './kit.ts';
 
 // multipart/form-data as the upload form sends it (a file and a few text fields): every part
 // becomes a field, a file part its content as UTF-8 text (signed files are JSON). The size limit is
@@ -15,6 +14,9 @@ export function boundaryOf(contentType: string): string {
   if (!b || b.length > 200) throw bad('no boundary');
   return b;
 }
+
+/** A parsed form: repeated names become lists. */
+export type Body = Record<string, string | string[]>;
 
 export function parseMultipart(body: Buffer, boundary: string): Body {
   const out: Body = {};
