@@ -19,17 +19,6 @@ export function buyerInvoice(deps: DaemonDeps, invoiceId: string): Promise<Buyer
 }
 
 /**
- * The hosted page's read of an invoice (GET /i/{id}): a public read, so the first one of an invoice
- * the buyer can still pay stamps viewedAt, as the checkout API's read does, also when the page's
- * script never runs.
- */
-export async function viewHostedInvoice(deps: DaemonDeps, invoiceId: string): Promise<BuyerInvoice> {
-  const invoice = await readPublicInvoice(deps.common.db, invoiceId);
-  if (!invoice.viewedAt && (invoice.status === 'OPEN' || invoice.status === 'PAYMENT_PENDING')) await markViewed(deps.common.db, invoice.id);
-  return invoice;
-}
-
-/**
  * GET /checkout/api/v1/invoices/{id}: the invoice, refused once expired or cancelled, and what its
  * buyer is offered now (docs/checkout.md#what-is-offered). The first read marks it viewed.
  */

@@ -102,8 +102,8 @@ export async function startMoneyShop(t: { after(fn: () => Promise<void> | void):
   const made: Record<string, { invoiceId: string; paymentId: string; address: string }> = {};
   for (const [name, point] of [['under', pointA], ['over', pointA], ['late', pointA], ['reorg', pointA], ['stuck', pointA], ['paidB', pointB]] as const) {
     const invoiceId = await invoice(point, `order-${name}`);
-    // The buyer opens the hosted page first: its first read stamps viewedAt.
-    if (name === 'under') assert.equal((await fetch(`${url}/i/${invoiceId}`)).status, 200);
+    // The page's script reads the invoice through the checkout API; that first read stamps the view.
+    if (name === 'under') assert.equal((await fetch(`${url}/checkout/api/v1/invoices/${invoiceId}`)).status, 200);
     const p = await checkout(invoiceId);
     made[name] = { invoiceId, paymentId: p.id, address: p.paymentAddress };
   }

@@ -3,7 +3,7 @@ import { availableCurrencies, getNetwork, pollIntervalMs, type ResolvedNetwork }
 import type { ChainSlug } from '../../chains/slugs.ts';
 import type { Config } from '../../config/schema.ts';
 import type { BuyerInvoice } from '../../domain/views.ts';
-import { buyerInvoice, minorToMajor, viewHostedInvoice, type PaymentDetails, paymentDetailsOfInvoice, paymentOfInvoice, settledPaymentOfInvoice } from '../../app/buyer-reads.ts';
+import { buyerInvoice, minorToMajor, type PaymentDetails, paymentDetailsOfInvoice, paymentOfInvoice, settledPaymentOfInvoice } from '../../app/buyer-reads.ts';
 import { GatewayError } from '../../domain/errors.ts';
 import { LIVE_PAYMENT_STATUSES } from '../../domain/lifecycle.ts';
 import { availabilityOf, buyerNetwork } from '../../app/availability.ts';
@@ -94,7 +94,7 @@ export async function pagePlugin(app: FastifyInstance, deps: DaemonDeps, pagePat
   });
 
   routes.add('GET', '/i/:id', async (req, reply) => {
-    const invoice = await findInvoice(deps, (req.params as { id: string }).id, true);
+    const invoice = await findInvoice(deps, (req.params as { id: string }).id);
     if (!invoice) return sendHtml(reply, 404, notFoundPage(urls));
     const merchant = invoice.merchant.name;
     const back = (href: string | null | undefined) => (href ? { href, label: format(strings.backToMerchant, { merchant }) } : null);
@@ -211,10 +211,9 @@ function notFoundAsNull(err: unknown): null {
   throw err;
 }
 
-/** `view`: the page itself (its first read stamps viewedAt), not one of its sub-resources. */
-async function findInvoice(deps: DaemonDeps, id: string, view = false): Promise<BuyerInvoice | null> {
+async function findInvoice(deps: DaemonDeps, id: string): Promise<BuyerInvoice | null> {
   if (!isIdShaped(id)) return null;
-  return (view ? viewHostedInvoice(deps, id) : buyerInvoice(deps, id)).catch(notFoundAsNull);
+  return buyerInvoice(deps, id).catch(notFoundAsNull);
 }
 
 /** What the page says above everything on a deployment that must never take real money. */
