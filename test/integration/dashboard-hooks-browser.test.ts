@@ -52,7 +52,7 @@ async function browserAs(t: { after(fn: () => Promise<void>): void }, base: stri
   await submit(page, 'Sign in');
   await page.fill('#code', totpAt(user.totpSecret, Date.now() + 30_000));
   await submit(page, 'Continue');
-  assert.match(page.url(), /\/dashboard\/points$/);
+  assert.match(page.url(), /\/dashboard\/overview$/);
   return browser;
 }
 
